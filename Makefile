@@ -1,0 +1,35 @@
+# Every target installs what it needs into .venv first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test check format clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Train no-attention vs attention on the shipped corpus; print BLEU by length.
+demo: $(STAMP)
+	$(PY) scripts/demo.py
+
+## The test suite (what CI runs).
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+## Lint and format check (ruff, 88 columns).
+check: $(STAMP)
+	$(VENV)/bin/ruff check seq2seq tests scripts
+	$(VENV)/bin/ruff format --check seq2seq tests scripts
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format seq2seq tests scripts
+	$(VENV)/bin/ruff check --fix seq2seq tests scripts
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache

@@ -1,0 +1,5 @@
+import sys
+
+from seq2seq.cli import main
+
+sys.exit(main())

@@ -1,0 +1,154 @@
+"""Context mechanisms: what the decoder sees of the source at each step.
+
+Every mode has one interface, ``(query, keys, mask) -> (context, weights)``:
+
+- ``query``   (B, Hq)  the decoder's current hidden state h_t,
+- ``keys``    (B, S, D) the encoder states (also the values),
+- ``mask``    (B, S)   True on real source positions,
+- ``context`` (B, D)   what is passed to the output layer and fed forward,
+- ``weights`` (B, S)   a distribution over source positions, or None where
+  the mode has no alignment to show (``none``, ``context``).
+
+Score functions whose keys go through a matrix project them once per batch in
+:meth:`Attention.project_keys`; the decoder passes the result back on every
+step (``projected=``) instead of recomputing it. Nothing is stored on the
+module between calls.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+
+class Attention(nn.Module):
+    """Base class. Subclasses define :meth:`scores` (or override forward)."""
+
+    has_alignment = True
+
+    def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
+        """Per-batch precomputation over the keys (default: none)."""
+        return keys
+
+    def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        if projected is None:
+            projected = self.project_keys(keys, mask)
+        scores = self.scores(query, projected)  # (B, S)
+        # exp(-inf) = 0: padding gets exactly zero weight.
+        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        context = torch.bmm(weights.unsqueeze(1).to(keys.dtype), keys).squeeze(1)
+        return context, weights  # (B, D), (B, S)
+
+
+class NoContext(Attention):
+    """``none`` (Sutskever et al. 2014): the source reaches the decoder only
+    through its initial state. The context is a zero vector, so the decoder's
+    cell and output layer keep the same shapes as in every other mode."""
+
+    has_alignment = False
+
+    def __init__(self, key_dim: int) -> None:
+        super().__init__()
+        self.key_dim = key_dim
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, None]:
+        return query.new_zeros(query.size(0), self.key_dim), None  # (B, D)
+
+
+class FinalState(Attention):
+    """``context`` (Cho et al. 2014): the encoder's summary c, the same at every
+    step. c is the top layer's last forward state concatenated with its first
+    backward state (the states that read the whole sentence)."""
+
+    has_alignment = False
+
+    def __init__(self, bidirectional: bool) -> None:
+        super().__init__()
+        self.bidirectional = bidirectional
+
+    def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
+        return final_state(keys, mask, self.bidirectional)  # (B, D)
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, None]:
+        summary = self.project_keys(keys, mask) if projected is None else projected
+        return summary, None
+
+
+class MeanPool(Attention):
+    """``mean``: uniform weights over the real source positions."""
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        weights = mask.to(keys.dtype)
+        weights = weights / weights.sum(dim=1, keepdim=True)  # (B, S)
+        return torch.bmm(weights.unsqueeze(1), keys).squeeze(1), weights
+
+
+class Additive(Attention):
+    """Bahdanau et al. 2015, Eq. 6 / App. A.1.2: e = v^T tanh(W q + U k)."""
+
+    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int) -> None:
+        super().__init__()
+        self.query_proj = nn.Linear(query_dim, hidden_dim, bias=False)  # W
+        self.key_proj = nn.Linear(key_dim, hidden_dim, bias=False)  # U
+        self.v = nn.Linear(hidden_dim, 1, bias=False)
+
+    def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
+        return self.key_proj(keys)  # (B, S, A): U k, once per batch
+
+    def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        hidden = torch.tanh(self.query_proj(query).unsqueeze(1) + projected)
+        return self.v(hidden).squeeze(-1)  # (B, S)
+
+
+class Dot(Attention):
+    """Luong et al. 2015, Eq. 8 (dot): e = h_t^T h_s. Needs Hq == D."""
+
+    def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        return torch.bmm(projected, query.unsqueeze(2)).squeeze(2)  # (B, S)
+
+
+class ScaledDot(Dot):
+    """Dot product divided by sqrt(d) (Vaswani et al. 2017, Sec. 3.2.1), which
+    keeps score variance near 1 as the dimension grows."""
+
+    def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        return super().scores(query, projected) / math.sqrt(query.size(-1))
+
+
+class General(Dot):
+    """Luong et al. 2015, Eq. 8 (general): e = h_t^T W_a h_s."""
+
+    def __init__(self, query_dim: int, key_dim: int) -> None:
+        super().__init__()
+        self.key_proj = nn.Linear(key_dim, query_dim, bias=False)  # W_a
+
+    def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
+        return self.key_proj(keys)  # (B, S, Hq): W_a h_s, once per batch
+
+
+def final_state(states: Tensor, mask: Tensor, bidirectional: bool) -> Tensor:
+    """The top RNN layer's final state, read from its outputs (B, S, D).
+
+    Forward direction: the output at the last real position. Backward
+    direction (second half of D): the output at position 0.
+    """
+    last = mask.long().sum(dim=1) - 1  # (B,)
+    rows = torch.arange(states.size(0), device=states.device)
+    forward = states[rows, last]  # (B, D)
+    if not bidirectional:
+        return forward
+    half = states.size(-1) // 2
+    return torch.cat([forward[:, :half], states[:, 0, half:]], dim=-1)  # (B, D)

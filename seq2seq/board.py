@@ -1,0 +1,111 @@
+"""TensorBoard: scalars, alignment heatmaps of fixed probe sentences, samples, hparams.
+
+Open with ``tensorboard --logdir runs``. IMAGES shows ``alignment/<probe>`` at
+every validation (step through them with the slider to watch the alignment
+sharpen), TEXT shows sample translations, HPARAMS compares finished runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from torch import Tensor  # noqa: E402
+from torch.utils.tensorboard import SummaryWriter  # noqa: E402
+from torch.utils.tensorboard.summary import hparams  # noqa: E402
+
+
+@dataclass
+class Probe:
+    """One fixed validation sentence, decoded at every validation."""
+
+    index: int  # position in the validation split
+    source: str
+    reference: str
+    src_pieces: list[str]  # source subwords + </s>, the heatmap's columns
+
+
+def pick_probes(lengths: Sequence[int], count: int) -> list[int]:
+    """``count`` distinct sentence indices spread over the length range
+    (quantiles 10%..95%), so the heatmaps show short and long sentences."""
+    if count == 0 or not lengths:
+        return []
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    quantiles = [0.1 + 0.85 * k / max(count - 1, 1) for k in range(count)]
+    picked: list[int] = []
+    for q in quantiles:
+        i = order[min(int(q * len(order)), len(order) - 1)]
+        if i not in picked:
+            picked.append(i)
+    return picked
+
+
+def heatmap(
+    weights: Tensor, src: Sequence[str], tgt: Sequence[str], title: str
+) -> Figure:
+    """Source subwords on x, generated subwords on y, with a colour bar."""
+    rows, cols = weights.shape
+    fig, ax = plt.subplots(figsize=(2.5 + 0.22 * cols, 1.8 + 0.22 * rows), dpi=80)
+    image = ax.imshow(
+        weights.numpy(), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
+    )
+    ax.set_xticks(range(cols), labels=list(src)[:cols], rotation=90, fontsize=8)
+    ax.set_yticks(range(rows), labels=list(tgt)[:rows], fontsize=8)
+    ax.set_xlabel("source")
+    ax.set_ylabel("generated")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    fig.tight_layout()
+    return fig
+
+
+class Board:
+    """A thin wrapper over SummaryWriter with the lab's tags."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.writer = SummaryWriter(log_dir=str(run_dir))
+
+    def scalars(self, values: dict[str, float], step: int) -> None:
+        for tag, value in values.items():
+            self.writer.add_scalar(tag, value, step)
+
+    def alignment(
+        self,
+        name: str,
+        weights: Tensor,
+        probe: Probe,
+        tgt: list[str],
+        title: str,
+        step: int,
+    ) -> None:
+        fig = heatmap(weights, probe.src_pieces, tgt, title)
+        self.writer.add_figure(f"alignment/{name}", fig, step, close=True)
+
+    def text(self, tag: str, markdown: str, step: int) -> None:
+        self.writer.add_text(tag, markdown, step)
+
+    def hparams(self, params: dict, metrics: dict[str, float]) -> None:
+        """Write the HPARAMS summary into this run's own folder."""
+        exp, ssi, sei = hparams(params, metrics)
+        for summary in (exp, ssi, sei):
+            self.writer.file_writer.add_summary(summary)
+        for tag, value in metrics.items():
+            self.writer.add_scalar(tag, value, 0)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def samples_markdown(rows: Sequence[tuple[str, str, str]]) -> str:
+    """A Markdown table of (source, reference, hypothesis)."""
+    lines = ["| source | reference | hypothesis |", "|---|---|---|"]
+    for src, ref, hyp in rows:
+        cells = [c.replace("|", "\\|") for c in (src, ref, hyp)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

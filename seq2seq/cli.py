@@ -1,0 +1,102 @@
+"""The ``seq2seq`` command: prepare, train, evaluate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from seq2seq.errors import UserError
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seq2seq", description=__doc__)
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    prep = sub.add_parser("prepare", help="make a corpus ready under data/")
+    corpus = prep.add_subparsers(dest="corpus", required=True)
+    m30k = corpus.add_parser("multi30k", help="Multi30k task 1 (download or mirror)")
+    m30k.add_argument("--src", default="de", help="source language: de en fr cs")
+    m30k.add_argument("--tgt", default="en", help="target language: de en fr cs")
+    m30k.add_argument(
+        "--mirror",
+        type=Path,
+        help="local folder holding the .gz files "
+        "(default: $SEQ2SEQ_DATA_MIRROR, else download)",
+    )
+    m30k.add_argument("--out", type=Path, default=Path("data/multi30k"))
+    synth = corpus.add_parser("synth_ende", help="the shipped English-German corpus")
+    synth.add_argument("--seed", type=int, default=1)
+    synth.add_argument("--out", type=Path, default=Path("data/synth_ende"))
+
+    tr = sub.add_parser("train", help="train a model from a YAML config")
+    tr.add_argument("--config", type=Path, required=True)
+    tr.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key, e.g. train.lr=3e-4",
+    )
+    tr.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    tr.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing run directory of the same name",
+    )
+
+    ev = sub.add_parser("evaluate", help="score a trained run on a split")
+    ev.add_argument("run_dir", type=Path)
+    ev.add_argument("--split", default="test", choices=["val", "test"])
+    ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
+    ev.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    return p
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.command == "prepare" and args.corpus == "multi30k":
+        from seq2seq.download import prepare_multi30k
+
+        prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
+    elif args.command == "prepare":
+        from seq2seq.synth import write_corpus
+
+        manifest = write_corpus(args.out, seed=args.seed)
+        print(f"wrote {args.out}: {manifest}")
+    elif args.command == "train":
+        from seq2seq.config import load_config
+        from seq2seq.train import train
+
+        cfg = load_config(args.config, args.overrides)
+        run_dir = train(cfg, args.device, args.overwrite)
+        print(f"done: {run_dir} (tensorboard --logdir {run_dir.parent})")
+    elif args.command == "evaluate":
+        from seq2seq.evaluate import evaluate, format_result
+
+        print(
+            format_result(
+                evaluate(args.run_dir, args.split, args.checkpoint, args.device)
+            )
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        run(args)
+    except UserError as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

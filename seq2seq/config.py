@@ -1,0 +1,351 @@
+"""Configuration: YAML -> frozen, typed dataclasses, validated once at load.
+
+Every key has a default except the corpus paths (``data.train.src`` ...), so a
+config that only names its parallel files is valid. Unknown keys, wrong types
+and out-of-range values raise :class:`UserError` naming the dotted key.
+Dotted overrides (``--set train.lr=3e-4``) are applied before validation, so
+they are checked exactly like the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from seq2seq.errors import UserError
+
+AttentionMode = Literal[
+    "none", "context", "mean", "additive", "dot", "general", "scaled_dot"
+]
+RNNType = Literal["gru", "lstm"]
+
+
+@dataclass(frozen=True)
+class SplitFiles:
+    src: str
+    tgt: str
+    align: str | None = None  # gold Pharaoh alignments (source-target), if any
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    train: SplitFiles
+    val: SplitFiles
+    test: SplitFiles | None = None
+    max_src_words: int = 100  # training pairs longer than this are dropped
+    max_tgt_words: int = 100
+
+    def __post_init__(self) -> None:
+        _check(self.max_src_words >= 1, "data.max_src_words", "must be >= 1")
+        _check(self.max_tgt_words >= 1, "data.max_tgt_words", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    model_type: Literal["unigram", "bpe"] = "unigram"
+    vocab_size: int = 8000
+    joint: bool = True  # one vocabulary for source and target
+    character_coverage: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check(self.vocab_size >= 8, "tokenizer.vocab_size", "must be >= 8")
+        _check(
+            0.9 <= self.character_coverage <= 1.0,
+            "tokenizer.character_coverage",
+            "must be in [0.9, 1]",
+        )
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    rnn: RNNType = "gru"
+    embed_dim: int = 256
+    hidden_size: int = 256  # per direction
+    layers: int = 1
+    bidirectional: bool = True
+    dropout: float = 0.2
+
+    def __post_init__(self) -> None:
+        _check_sizes("model.encoder", self.embed_dim, self.hidden_size, self.layers)
+        _check_dropout("model.encoder.dropout", self.dropout)
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    rnn: RNNType = "gru"
+    embed_dim: int = 256
+    hidden_size: int = 256
+    layers: int = 1
+    dropout: float = 0.2
+    input_feeding: bool = True  # Luong 2015 Sec. 3.3: feed the attentional vector
+
+    def __post_init__(self) -> None:
+        _check_sizes("model.decoder", self.embed_dim, self.hidden_size, self.layers)
+        _check_dropout("model.decoder.dropout", self.dropout)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    attention: AttentionMode = "additive"
+    attention_dim: int = 256  # hidden size of the additive score's MLP
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    decoder: DecoderConfig = field(default_factory=DecoderConfig)
+
+    def __post_init__(self) -> None:
+        _check(self.attention_dim >= 1, "model.attention_dim", "must be >= 1")
+        if self.attention in ("dot", "scaled_dot"):
+            keys = self.encoder.hidden_size * (2 if self.encoder.bidirectional else 1)
+            _check(
+                keys == self.decoder.hidden_size,
+                "model.attention",
+                f"'{self.attention}' scores need decoder.hidden_size == encoder "
+                f"output size ({keys}); set model.decoder.hidden_size={keys}",
+            )
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seed: int = 42
+    lr: float = 1e-3
+    schedule: Literal["constant", "plateau", "cosine"] = "constant"
+    warmup_steps: int = 0
+    plateau_factor: float = 0.5  # lr *= factor when val BLEU stalls
+    plateau_patience: int = 2  # validations without improvement
+    min_lr: float = 1e-6
+    clip_norm: float = 1.0
+    label_smoothing: float = 0.0
+    max_epochs: int = 10
+    max_steps: int = 0  # 0 = no limit (epochs decide)
+    max_minutes: float = 0.0  # 0 = no wall-clock budget
+    batch_tokens: int = 4000  # padded tokens per batch (max of src/tgt side)
+    batch_sentences: int = 0  # if > 0: fixed number of sentences per batch
+    val_every: int = 500  # steps; 0 = once per epoch
+    log_every: int = 50
+    patience: int = 0  # early stopping on val BLEU; 0 = off
+    val_max_sentences: int = 0  # 0 = the whole validation set
+    num_probes: int = 4  # fixed validation sentences drawn as heatmaps
+
+    def __post_init__(self) -> None:
+        _check(self.lr > 0, "train.lr", "must be > 0")
+        _check(self.clip_norm >= 0, "train.clip_norm", "must be >= 0 (0 = off)")
+        _check(
+            0 <= self.label_smoothing < 1, "train.label_smoothing", "must be in [0, 1)"
+        )
+        _check(0 < self.plateau_factor < 1, "train.plateau_factor", "must be in (0, 1)")
+        for name in ("max_epochs", "batch_tokens", "log_every"):
+            _check(getattr(self, name) >= 1, f"train.{name}", "must be >= 1")
+        for name in ("max_steps", "batch_sentences", "val_every", "patience"):
+            _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
+        for name in ("warmup_steps", "val_max_sentences", "num_probes"):
+            _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
+        _check(self.max_minutes >= 0, "train.max_minutes", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    # Upper edges (inclusive, in source words) of the length buckets; a last
+    # bucket holds everything longer.
+    buckets: tuple[int, ...] = (10, 20, 30, 40)
+    max_len_ratio: float = 2.0  # greedy output stops at ratio * source + 10 tokens
+    batch_sentences: int = 100
+
+    def __post_init__(self) -> None:
+        ok = all(a < b for a, b in zip(self.buckets, self.buckets[1:], strict=False))
+        _check(
+            ok and all(b >= 1 for b in self.buckets),
+            "eval.buckets",
+            "must be increasing positive integers",
+        )
+        _check(self.max_len_ratio > 0, "eval.max_len_ratio", "must be > 0")
+        _check(self.batch_sentences >= 1, "eval.batch_sentences", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class Config:
+    data: DataConfig
+    name: str = "run"
+    runs_dir: str = "runs"
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.runs_dir) / self.name
+
+
+def _check(ok: bool, key: str, why: str) -> None:
+    if not ok:
+        raise UserError(f"config key '{key}': {why}")
+
+
+def _check_sizes(prefix: str, embed: int, hidden: int, layers: int) -> None:
+    _check(embed >= 1, f"{prefix}.embed_dim", "must be >= 1")
+    _check(hidden >= 1, f"{prefix}.hidden_size", "must be >= 1")
+    _check(layers >= 1, f"{prefix}.layers", "must be >= 1")
+
+
+def _check_dropout(key: str, p: float) -> None:
+    _check(0 <= p < 1, key, f"must be in [0, 1), got {p}")
+
+
+# --------------------------------------------------------------------- loading
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
+    """Read a YAML file (and its ``base:`` files), apply ``a.b=value``
+    overrides, and validate."""
+    path = Path(path)
+    raw = read_yaml(path)
+    for item in overrides or []:
+        apply_override(raw, item)
+    try:
+        return build(Config, raw, "")
+    except UserError as err:
+        raise UserError(f"{path}: {err}") from None
+
+
+def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file as a dict; ``base: other.yaml`` (relative to the file) is
+    read first and this file's keys are merged over it."""
+    if not path.is_file():
+        raise UserError(f"{path}: config file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        reason = str(err).splitlines()[0]
+        raise UserError(f"{path}{where}: not valid YAML ({reason})") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: a config must be a mapping of keys")
+    base = raw.pop("base", None)
+    if base is None:
+        return raw
+    base_path = (path.parent / str(base)).resolve()
+    if base_path in seen:
+        raise UserError(f"{path}: 'base' chain loops back to {base_path}")
+    return merge(read_yaml(base_path, (*seen, base_path)), raw)
+
+
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge: mappings merge key by key, other values replace."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def config_from_dict(raw: dict[str, Any]) -> Config:
+    return build(Config, raw, "")
+
+
+def apply_override(raw: dict[str, Any], item: str) -> None:
+    """Set ``a.b.c=value`` in a nested dict; the value is parsed as YAML."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise UserError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4")
+    node = raw
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise UserError(f"--set {item!r}: '{part}' is not a section")
+    node[parts[-1]] = yaml.safe_load(text)
+
+
+def build(cls: type, raw: Any, prefix: str) -> Any:
+    """Turn a dict into dataclass ``cls``, checking keys and types."""
+    if not isinstance(raw, dict):
+        raise UserError(f"config key '{prefix or '<root>'}': expected a mapping")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in raw:
+        if key not in fields:
+            near = difflib.get_close_matches(str(key), fields, n=1)
+            hint = f" (did you mean '{_join(prefix, near[0])}'?)" if near else ""
+            valid = ", ".join(fields)
+            raise UserError(
+                f"unknown config key '{_join(prefix, key)}'{hint}; valid: {valid}"
+            )
+    kwargs = {}
+    for name, f in fields.items():
+        key = _join(prefix, name)
+        if name in raw:
+            kwargs[name] = _coerce(hints[name], raw[name], key)
+        elif (
+            f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ):
+            raise UserError(f"config key '{key}' is required")
+    return cls(**kwargs)
+
+
+def _coerce(tp: Any, value: Any, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(inner[0], value, key)
+    if origin is Literal:
+        if value not in args:
+            choices = ", ".join(map(str, args))
+            raise UserError(f"config key '{key}': {value!r} is not one of {choices}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise UserError(f"config key '{key}': expected a list, got {value!r}")
+        return tuple(_coerce(args[0], v, f"{key}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, key)
+    return _scalar(tp, value, key)
+
+
+def _scalar(tp: type, value: Any, key: str) -> Any:
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if tp is float and isinstance(value, str):  # YAML reads 1e-3 as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if isinstance(value, tp) and not (tp is int and isinstance(value, bool)):
+        return value
+    raise UserError(
+        f"config key '{key}': expected {tp.__name__}, got {value!r} "
+        f"({type(value).__name__})"
+    )
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else str(name)
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """Plain nested dict of a config (tuples as lists), for YAML and hparams."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [plain(x) for x in v]
+        return v
+
+    return plain(dataclasses.asdict(cfg))
+
+
+def save_config(cfg: Config, path: Path) -> None:
+    path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")

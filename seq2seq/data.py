@@ -1,0 +1,228 @@
+"""Parallel corpora: reading, validation, and length-bucketed batches.
+
+Any parallel text works: a source file and a target file (plain or ``.gz``),
+one sentence per line, line i of one the translation of line i of the other.
+Problems a user can fix raise :class:`UserError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from seq2seq.config import DataConfig, SplitFiles
+from seq2seq.errors import UserError
+from seq2seq.tokenizer import BOS, EOS, PAD
+
+Alignment = list[tuple[int, int]]  # (source word, target word) links
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """All lines of a UTF-8 text file (``.gz`` too), CRLF tolerated."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: file not found")
+    opener = gzip.open if path.suffix == ".gz" else open
+    lines: list[str] = []
+    try:
+        with opener(path, "rb") as f:
+            for number, raw in enumerate(f, start=1):
+                try:
+                    lines.append(raw.decode("utf-8").rstrip("\r\n"))
+                except UnicodeDecodeError:
+                    raise UserError(
+                        f"{path}:{number}: not valid UTF-8; re-encode the file as UTF-8"
+                    ) from None
+    except (OSError, EOFError) as err:
+        raise UserError(f"{path}: cannot read ({err})") from None
+    return lines
+
+
+def read_alignments(path: str | Path) -> list[Alignment]:
+    """Pharaoh alignments (``0-0 1-2 ...``), one sentence per line."""
+    links = []
+    for number, line in enumerate(read_lines(path), start=1):
+        try:
+            pairs = [tuple(map(int, tok.split("-"))) for tok in line.split()]
+        except ValueError:
+            raise UserError(
+                f"{path}:{number}: not a Pharaoh alignment (expected 'i-j i-j ...')"
+            ) from None
+        links.append([(i, j) for i, j in pairs])
+    return links
+
+
+@dataclass
+class Split:
+    """One split of a parallel corpus (after cleaning)."""
+
+    name: str
+    src: list[str]
+    tgt: list[str]
+    align: list[Alignment] | None = None
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+def load_split(
+    files: SplitFiles,
+    name: str,
+    max_src_words: int | None = None,
+    max_tgt_words: int | None = None,
+) -> Split:
+    """Read and validate a split; drop pairs with an empty side (with a warning).
+
+    Length limits are applied only when given, i.e. for training data.
+    """
+    src, tgt = read_lines(files.src), read_lines(files.tgt)
+    if len(src) != len(tgt):
+        raise UserError(
+            f"{files.src} has {len(src)} lines but {files.tgt} has {len(tgt)}; "
+            "a parallel corpus needs one target line per source line"
+        )
+    align = read_alignments(files.align) if files.align else None
+    if align is not None and len(align) != len(src):
+        raise UserError(
+            f"{files.align} has {len(align)} lines but {files.src} has {len(src)}"
+        )
+    keep = [i for i in range(len(src)) if src[i].strip() and tgt[i].strip()]
+    if len(keep) < len(src):
+        print(
+            f"warning: {name}: dropped {len(src) - len(keep)} pairs with an empty "
+            f"side ({files.src})",
+            file=sys.stderr,
+        )
+    if max_src_words or max_tgt_words:
+        keep = [
+            i
+            for i in keep
+            if len(src[i].split()) <= (max_src_words or sys.maxsize)
+            and len(tgt[i].split()) <= (max_tgt_words or sys.maxsize)
+        ]
+    if not keep:
+        raise UserError(f"{files.src}: no usable sentence pairs in the {name} split")
+    return Split(
+        name,
+        [src[i] for i in keep],
+        [tgt[i] for i in keep],
+        [align[i] for i in keep] if align is not None else None,
+    )
+
+
+def load_corpus(cfg: DataConfig) -> dict[str, Split]:
+    """The train split (length-filtered), val, and test if configured."""
+    splits = {
+        "train": load_split(cfg.train, "train", cfg.max_src_words, cfg.max_tgt_words),
+        "val": load_split(cfg.val, "val"),
+    }
+    if cfg.test is not None:
+        splits["test"] = load_split(cfg.test, "test")
+    return splits
+
+
+# -------------------------------------------------------------------- batching
+
+
+@dataclass
+class Batch:
+    """Padded ids of one batch. Source ends in EOS; target is shifted by one."""
+
+    src: Tensor  # (B, S) source ids + EOS, PAD-padded
+    src_len: Tensor  # (B,) lengths including EOS (on CPU, for packing)
+    tgt_in: Tensor  # (B, T) BOS + target ids: the decoder's inputs
+    tgt_out: Tensor  # (B, T) target ids + EOS: what it must predict
+    index: list[int]  # positions of these pairs in their split
+
+    @property
+    def src_mask(self) -> Tensor:
+        return self.src != PAD  # (B, S) True on real tokens
+
+    @property
+    def n_tgt_tokens(self) -> int:
+        return int((self.tgt_out != PAD).sum())
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(
+            self.src.to(device, non_blocking=True),
+            self.src_len,
+            self.tgt_in.to(device, non_blocking=True),
+            self.tgt_out.to(device, non_blocking=True),
+            self.index,
+        )
+
+
+def collate(
+    src_ids: Sequence[Sequence[int]],
+    tgt_ids: Sequence[Sequence[int]] | None,
+    index: Sequence[int],
+) -> Batch:
+    """Pad the given pairs into a :class:`Batch` (target may be absent)."""
+    src = [list(src_ids[i]) + [EOS] for i in index]
+    src_t = _pad(src)
+    if tgt_ids is None:
+        empty = torch.zeros(len(index), 0, dtype=torch.long)
+        return Batch(
+            src_t, torch.tensor([len(s) for s in src]), empty, empty, list(index)
+        )
+    tgt_in = _pad([[BOS] + list(tgt_ids[i]) for i in index])
+    tgt_out = _pad([list(tgt_ids[i]) + [EOS] for i in index])
+    return Batch(
+        src_t, torch.tensor([len(s) for s in src]), tgt_in, tgt_out, list(index)
+    )
+
+
+def _pad(rows: list[list[int]]) -> Tensor:
+    width = max(len(r) for r in rows)
+    out = torch.full((len(rows), width), PAD, dtype=torch.long)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return out
+
+
+def bucket_batches(
+    lengths: Sequence[tuple[int, int]],
+    max_tokens: int,
+    max_sentences: int = 0,
+    seed: int | None = None,
+) -> list[list[int]]:
+    """Group pair indices into batches of similar length.
+
+    Pairs are sorted by (source, target) length after a seeded shuffle, so equal
+    lengths mix differently every epoch; consecutive pairs form a batch while
+    ``sentences * longest side`` stays within ``max_tokens`` (or exactly
+    ``max_sentences`` pairs if that is set). The batch order is shuffled too.
+    ``seed=None`` keeps the sorted order (for evaluation).
+    """
+    order = list(range(len(lengths)))
+    rng = random.Random(seed)
+    if seed is not None:
+        rng.shuffle(order)
+    order.sort(key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        width = max(max(lengths[i]), longest)
+        full = (
+            len(current) >= max_sentences
+            if max_sentences
+            else (len(current) + 1) * width > max_tokens
+        )
+        if current and full:
+            batches.append(current)
+            current, width = [], max(lengths[i])
+        current.append(i)
+        longest = width
+    if current:
+        batches.append(current)
+    if seed is not None:
+        rng.shuffle(batches)
+    return batches

@@ -1,0 +1,149 @@
+"""``seq2seq evaluate RUN_DIR --split test``: decode, score, write eval_<split>.json.
+
+Scores are sacreBLEU and chrF on detokenized text (signatures printed), corpus
+BLEU per source-length bucket, and, where the corpus has gold word alignments,
+the alignment error rate (AER) of the attention: the reference is force-decoded,
+each target subword is linked to the source subword it attends to most, and
+subwords are merged back into words before comparing with the gold links.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from seq2seq.checkpoint import load_checkpoint
+from seq2seq.config import Config, SplitFiles, load_config
+from seq2seq.data import bucket_batches, collate, load_split
+from seq2seq.device import autocast, pick_device
+from seq2seq.errors import UserError
+from seq2seq.metrics import aer, alignment_from_attention, bleu, bleu_by_length, chrf
+from seq2seq.model import Seq2Seq, build_model
+from seq2seq.search import decode_corpus
+from seq2seq.tokenizer import Tokenizer, word_index
+from seq2seq.workspace import Encoded, encode, run_tokenizer
+
+
+def load_run(
+    run_dir: Path, checkpoint: str = "best", device: torch.device | None = None
+) -> tuple[Config, Tokenizer, Seq2Seq, dict[str, Any]]:
+    """Config, vocabularies and trained model of a run directory."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise UserError(f"{run_dir}: not a run directory (no config.yaml)")
+    cfg = load_config(run_dir / "config.yaml")
+    tokenizer = run_tokenizer(run_dir)
+    path = (
+        run_dir / f"{checkpoint}.pt"
+        if checkpoint in ("best", "last")
+        else Path(checkpoint)
+    )
+    payload = load_checkpoint(path)
+    if payload.get("tokenizer") != tokenizer.fingerprint():
+        raise UserError(
+            f"{path}: trained with other vocabularies than {run_dir / 'spm'}; "
+            "restore the run's spm/ folder or retrain"
+        )
+    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+    try:
+        model.load_state_dict(payload["model"])
+    except RuntimeError as err:
+        raise UserError(
+            f"{path}: weights do not fit {run_dir}/config.yaml ({err})"
+        ) from None
+    model.to(device or torch.device("cpu")).eval()
+    return cfg, tokenizer, model, payload
+
+
+def split_files(cfg: Config, split: str) -> SplitFiles:
+    files = {"val": cfg.data.val, "test": cfg.data.test}.get(split)
+    if files is None:
+        raise UserError(
+            f"--split {split}: the config has no data.{split}; choose val or test"
+        )
+    return files
+
+
+@torch.no_grad()
+def attention_aer(
+    model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
+) -> float:
+    """AER of the argmax attention under forced decoding of the reference."""
+    predicted: list[set[tuple[int, int]]] = [set()] * len(data.split)
+    for index in bucket_batches(data.lengths(), 10**9, batch):
+        b = collate(data.src_ids, data.tgt_ids, index).to(device)
+        with autocast(device):
+            _, weights = model(b.src, b.src_len, b.tgt_in)  # (B, T, S)
+        for row, i in enumerate(index):
+            src_words = word_index(tok.src_pieces(data.src_ids[i]))
+            tgt_words = word_index(tok.tgt_pieces(data.tgt_ids[i]))
+            predicted[i] = alignment_from_attention(
+                weights[row].float().cpu(), src_words, tgt_words
+            )
+    return aer(predicted, [set(a) for a in data.split.align])
+
+
+def evaluate(
+    run_dir: Path,
+    split: str = "test",
+    checkpoint: str = "best",
+    device_name: str = "auto",
+) -> dict[str, Any]:
+    device = pick_device(device_name)
+    cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
+    data = encode(load_split(split_files(cfg, split), split), tok)
+    hyps = decode_corpus(
+        model, data.src_ids, cfg.eval.batch_sentences, cfg.eval.max_len_ratio, device
+    )
+    texts = [tok.decode_tgt(h.tokens) for h in hyps]
+    refs = data.split.tgt
+    bleu_score, signature = bleu(texts, refs)
+    chrf_score, chrf_signature = chrf(texts, refs)
+    gold = data.split.align is not None and model.has_alignment
+    result = {
+        "run": str(run_dir),
+        "split": split,
+        "mode": cfg.model.attention,
+        "params": model.num_parameters(),
+        "checkpoint": checkpoint,
+        "step": payload.get("state", {}).get("step"),
+        "n": len(texts),
+        "bleu": bleu_score,
+        "chrf": chrf_score,
+        "signature": signature,
+        "chrf_signature": chrf_signature,
+        "buckets": bleu_by_length(texts, refs, data.src_words(), cfg.eval.buckets),
+        "aer": attention_aer(model, data, tok, device, cfg.eval.batch_sentences)
+        if gold
+        else None,
+    }
+    _write(Path(run_dir) / f"hyp_{split}.txt", "".join(t + "\n" for t in texts))
+    _write(Path(run_dir) / f"eval_{split}.json", json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """A short human-readable report of one evaluation."""
+    lines = [
+        f"{result['run']} [{result['mode']}, {result['params']:,} params] "
+        f"{result['split']}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
+        + (f"  AER {result['aer']:.3f}" if result["aer"] is not None else ""),
+        f"  {result['signature']}",
+        "  BLEU by source length: "
+        + "  ".join(
+            f"{b['lo']}-{b['hi']}: {b['bleu']:.1f} (n={b['n']})"
+            for b in result["buckets"]
+            if b["bleu"] is not None
+        ),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,84 @@
+"""Scores: sacreBLEU and chrF on detokenized text, BLEU by source length, AER."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sacrebleu
+from torch import Tensor
+
+Link = tuple[int, int]
+
+
+def bleu(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
+    """Corpus BLEU (sacreBLEU defaults: 13a, case-sensitive) and its signature."""
+    metric = sacrebleu.BLEU()
+    score = metric.corpus_score(list(hyps), [list(refs)])
+    return score.score, str(metric.get_signature())
+
+
+def chrf(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
+    metric = sacrebleu.CHRF()
+    score = metric.corpus_score(list(hyps), [list(refs)])
+    return score.score, str(metric.get_signature())
+
+
+def sentence_bleu(hyp: str, ref: str) -> float:
+    return sacrebleu.sentence_bleu(hyp, [ref]).score
+
+
+def length_buckets(
+    lengths: Sequence[int], edges: Sequence[int]
+) -> list[tuple[int, int, list[int]]]:
+    """Split positions into buckets (lo, hi, indices) by length.
+
+    ``edges`` are inclusive upper bounds; a last bucket holds longer ones and
+    its ``hi`` is the longest length seen. Every position is in one bucket.
+    """
+    buckets, lo = [], 1
+    for hi in [*edges, max([*lengths, edges[-1] + 1])]:
+        index = [i for i, n in enumerate(lengths) if lo <= n <= hi]
+        buckets.append((lo, hi, index))
+        lo = hi + 1
+    return buckets
+
+
+def bleu_by_length(
+    hyps: Sequence[str],
+    refs: Sequence[str],
+    src_lengths: Sequence[int],
+    edges: Sequence[int],
+) -> list[dict]:
+    """Corpus BLEU within each source-length bucket: [{lo, hi, n, bleu}]."""
+    out = []
+    for lo, hi, index in length_buckets(src_lengths, edges):
+        score = (
+            bleu([hyps[i] for i in index], [refs[i] for i in index])[0]
+            if index
+            else None
+        )
+        out.append({"lo": lo, "hi": hi, "n": len(index), "bleu": score})
+    return out
+
+
+def alignment_from_attention(
+    weights: Tensor, src_words: Sequence[int], tgt_words: Sequence[int]
+) -> set[Link]:
+    """Word links from attention: each target subword links its word to the
+    word of the source subword it attends to most (argmax). Rows/columns past
+    the given subwords (EOS) are ignored; so is a target subword whose argmax
+    is the source EOS."""
+    links = set()
+    best = weights.argmax(dim=-1).tolist()  # (T,)
+    for t, s in enumerate(best[: len(tgt_words)]):
+        if s < len(src_words):
+            links.add((src_words[s], tgt_words[t]))
+    return links
+
+
+def aer(predicted: Sequence[set[Link]], gold: Sequence[set[Link]]) -> float:
+    """Alignment error rate (Och & Ney 2003) with sure = possible = gold:
+    AER = 1 - 2|A & S| / (|A| + |S|)."""
+    hit = sum(len(a & s) for a, s in zip(predicted, gold, strict=True))
+    total = sum(len(a) + len(s) for a, s in zip(predicted, gold, strict=True))
+    return 1.0 - 2.0 * hit / total if total else 0.0

@@ -1,0 +1,112 @@
+"""The encoder-decoder, and ``build_model``: the only code that reads model config."""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from seq2seq import attention as att
+from seq2seq.config import ModelConfig
+from seq2seq.decoder import Decoder, Memory
+from seq2seq.encoder import Encoder
+from seq2seq.tokenizer import PAD
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, encoder: Encoder, decoder: Decoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def encode(self, src: Tensor, src_len: Tensor) -> Memory:
+        mask = src != 0  # (B, S); PAD == 0
+        states, final = self.encoder(src, src_len, mask)
+        return self.decoder.memory(states, final, mask)
+
+    def forward(
+        self, src: Tensor, src_len: Tensor, tgt_in: Tensor
+    ) -> tuple[Tensor, Tensor | None]:
+        """Logits (B, T, V) under teacher forcing, and attention (B, T, S) or None."""
+        return self.decoder(tgt_in, self.encode(src, src_len))
+
+    @property
+    def has_alignment(self) -> bool:
+        return self.decoder.attention.has_alignment
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def loss_sum(
+    model: Seq2Seq,
+    src: Tensor,
+    src_len: Tensor,
+    tgt_in: Tensor,
+    tgt_out: Tensor,
+    smoothing: float = 0.0,
+) -> tuple[Tensor, Tensor | None]:
+    """Summed token cross-entropy under teacher forcing (padding ignored), and
+    the attention weights (B, T, S) or None."""
+    logits, weights = model(src, src_len, tgt_in)  # (B, T, V)
+    loss = F.cross_entropy(
+        logits.float().flatten(0, 1),  # fp32 softmax even under bf16 autocast
+        tgt_out.flatten(),
+        ignore_index=PAD,
+        label_smoothing=smoothing,
+        reduction="sum",
+    )
+    return loss, weights
+
+
+def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Attention:
+    modes = {
+        "none": lambda: att.NoContext(key_dim),
+        "context": lambda: att.FinalState(cfg.encoder.bidirectional),
+        "mean": att.MeanPool,
+        "additive": lambda: att.Additive(query_dim, key_dim, cfg.attention_dim),
+        "dot": att.Dot,
+        "scaled_dot": att.ScaledDot,
+        "general": lambda: att.General(query_dim, key_dim),
+    }
+    return modes[cfg.attention]()
+
+
+def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
+    enc, dec = cfg.encoder, cfg.decoder
+    encoder = Encoder(
+        nn.GRU if enc.rnn == "gru" else nn.LSTM,
+        src_vocab,
+        enc.embed_dim,
+        enc.hidden_size,
+        enc.layers,
+        enc.bidirectional,
+        enc.dropout,
+    )
+    key_dim = encoder.output_size
+    decoder = Decoder(
+        nn.GRUCell if dec.rnn == "gru" else nn.LSTMCell,
+        build_attention(cfg, dec.hidden_size, key_dim),
+        tgt_vocab,
+        dec.embed_dim,
+        dec.hidden_size,
+        key_dim,
+        dec.layers,
+        dec.dropout,
+        dec.input_feeding,
+    )
+    model = Seq2Seq(encoder, decoder)
+    _init(model)
+    return model
+
+
+def _init(model: nn.Module) -> None:
+    """Xavier for projections, N(0, 0.1) embeddings, zero biases; RNNs keep
+    PyTorch's uniform(-1/sqrt(H), 1/sqrt(H))."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=0.1)
+            nn.init.zeros_(module.weight[module.padding_idx])

@@ -1,0 +1,38 @@
+"""Learning-rate schedules: constant, cosine, or halve-on-plateau, with warmup."""
+
+from __future__ import annotations
+
+import math
+
+from seq2seq.config import TrainConfig
+
+
+class LRSchedule:
+    """lr(step) for the configured schedule; ``observe`` feeds validation results."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        self.cfg = cfg
+        self.scale = 1.0  # plateau decay so far
+        self.stalled = 0  # validations without improvement
+
+    def lr(self, step: int) -> float:
+        cfg = self.cfg
+        warm = min(1.0, step / cfg.warmup_steps) if cfg.warmup_steps else 1.0
+        lr = cfg.lr * warm
+        if cfg.schedule == "cosine" and cfg.max_steps:
+            progress = min(1.0, max(0, step - cfg.warmup_steps) / max(1, cfg.max_steps))
+            lr = cfg.min_lr + (lr - cfg.min_lr) * 0.5 * (
+                1 + math.cos(math.pi * progress)
+            )
+        elif cfg.schedule == "plateau":
+            lr *= self.scale
+        return max(lr, cfg.min_lr)
+
+    def observe(self, improved: bool) -> None:
+        """Count validations without improvement; decay after ``plateau_patience``."""
+        if self.cfg.schedule != "plateau":
+            return
+        self.stalled = 0 if improved else self.stalled + 1
+        if self.stalled >= self.cfg.plateau_patience:
+            self.scale *= self.cfg.plateau_factor
+            self.stalled = 0

@@ -1,0 +1,134 @@
+"""Validation during training: loss/ppl, greedy BLEU/chrF, probe heatmaps."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import torch
+
+from seq2seq.board import Board, Probe, pick_probes, samples_markdown
+from seq2seq.config import Config
+from seq2seq.data import bucket_batches, collate
+from seq2seq.device import autocast
+from seq2seq.metrics import bleu, chrf, sentence_bleu
+from seq2seq.model import Seq2Seq, loss_sum
+from seq2seq.search import decode_corpus
+from seq2seq.workspace import Workspace
+
+
+class Validator:
+    def __init__(self, cfg: Config, ws: Workspace, board: Board, device: torch.device):
+        self.cfg, self.ws, self.board, self.device = cfg, ws, board, device
+        val = ws.val
+        n = cfg.train.val_max_sentences or len(val.split)
+        self.subset = list(range(min(n, len(val.split))))
+        tok = ws.tokenizer
+        self.probes = [
+            Probe(
+                i,
+                val.split.src[i],
+                val.split.tgt[i],
+                tok.src_pieces(val.src_ids[i]) + ["</s>"],
+            )
+            for i in pick_probes(val.src_words(), cfg.train.num_probes)
+        ]
+        self.last_step = -1
+        self.history = Path(cfg.run_dir) / "history.jsonl"
+
+    @torch.no_grad()
+    def loss(self, model: Seq2Seq) -> float:
+        """Per-token validation cross-entropy under teacher forcing."""
+        model.eval()
+        val, total, tokens = self.ws.val, 0.0, 0
+        for index in bucket_batches(val.lengths(), self.cfg.train.batch_tokens):
+            batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
+            with autocast(self.device):
+                loss, _ = loss_sum(
+                    model, batch.src, batch.src_len, batch.tgt_in, batch.tgt_out
+                )
+            total, tokens = total + loss.item(), tokens + batch.n_tgt_tokens
+        return total / max(tokens, 1)
+
+    def run(self, model: Seq2Seq, step: int) -> dict[str, float]:
+        val, tok = self.ws.val, self.ws.tokenizer
+        loss = self.loss(model)
+        src_ids = [val.src_ids[i] for i in self.subset]
+        hyps = decode_corpus(
+            model,
+            src_ids,
+            self.cfg.eval.batch_sentences,
+            self.cfg.eval.max_len_ratio,
+            self.device,
+        )
+        texts = [tok.decode_tgt(h.tokens) for h in hyps]
+        refs = [val.split.tgt[i] for i in self.subset]
+        result = {
+            "step": step,
+            "loss": loss,
+            "ppl": math.exp(min(loss, 50.0)),
+            "bleu": bleu(texts, refs)[0],
+            "chrf": chrf(texts, refs)[0],
+        }
+        self.board.scalars(
+            {f"val/{k}": v for k, v in result.items() if k != "step"}, step
+        )
+        self.draw_probes(model, step)
+        with open(self.history, "a", encoding="utf-8") as f:
+            f.write(json.dumps(result) + "\n")
+        self.last_step = step
+        print(
+            f"step {step}: val loss {loss:.3f} ppl {result['ppl']:.2f} "
+            f"BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f}"
+        )
+        return result
+
+    def draw_probes(self, model: Seq2Seq, step: int) -> None:
+        """Heatmap and sample translation of each probe sentence."""
+        val, tok = self.ws.val, self.ws.tokenizer
+        ids = [val.src_ids[p.index] for p in self.probes]
+        hyps = decode_corpus(
+            model, ids, len(ids) or 1, self.cfg.eval.max_len_ratio, self.device
+        )
+        rows = []
+        for k, (probe, hyp) in enumerate(zip(self.probes, hyps, strict=True)):
+            text = tok.decode_tgt(hyp.tokens)
+            rows.append((probe.source, probe.reference, text))
+            if hyp.weights is None:
+                continue
+            score = sentence_bleu(text, probe.reference)
+            words = len(probe.source.split())
+            title = f"step {step} · sentence BLEU {score:.1f} · {words} source words"
+            pieces = tok.tgt_pieces(hyp.tokens) + ["</s>"]
+            self.board.alignment(f"probe{k}", hyp.weights, probe, pieces, title, step)
+        if not model.has_alignment:
+            self.board.text(
+                "alignment",
+                f"Mode `{self.cfg.model.attention}` has no attention: the decoder "
+                "sees the source only through a single vector, so there is no "
+                "alignment to show.",
+                step,
+            )
+        self.board.text("samples", samples_markdown(rows), step)
+
+    def finish(self, model: Seq2Seq, best: dict[str, float], step: int) -> None:
+        """HPARAMS entry: the run's settings against its final scores."""
+        cfg = self.cfg
+        params = {
+            "mode": cfg.model.attention,
+            "rnn": cfg.model.encoder.rnn,
+            "embed_dim": cfg.model.encoder.embed_dim,
+            "enc_hidden": cfg.model.encoder.hidden_size,
+            "dec_hidden": cfg.model.decoder.hidden_size,
+            "corpus": str(Path(cfg.data.train.src).parent),
+            "lr": cfg.train.lr,
+        }
+        metrics = {
+            "hparam/val_bleu": best.get("bleu", 0.0),
+            "hparam/val_chrf": best.get("chrf", 0.0),
+            "hparam/val_ppl": best.get("ppl", 0.0),
+            "hparam/params": float(model.num_parameters()),
+            "hparam/steps": float(step),
+        }
+        self.board.hparams(params, metrics)

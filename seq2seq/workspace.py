@@ -1,0 +1,77 @@
+"""A corpus made ready for a model: cleaned splits, vocabularies, subword ids."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from seq2seq.config import Config
+from seq2seq.data import Split, load_corpus
+from seq2seq.errors import UserError
+from seq2seq.tokenizer import Tokenizer, build_tokenizer
+
+
+@dataclass
+class Encoded:
+    """A split with its subword ids (no BOS/EOS; ``collate`` adds them)."""
+
+    split: Split
+    src_ids: list[list[int]]
+    tgt_ids: list[list[int]]
+
+    def lengths(self) -> list[tuple[int, int]]:
+        """(source, target) lengths as the model sees them, +1 for EOS/BOS."""
+        return [
+            (len(s) + 1, len(t) + 1)
+            for s, t in zip(self.src_ids, self.tgt_ids, strict=True)
+        ]
+
+    def src_words(self) -> list[int]:
+        return [len(s.split()) for s in self.split.src]
+
+
+def encode(split: Split, tokenizer: Tokenizer) -> Encoded:
+    return Encoded(
+        split, tokenizer.encode_src(split.src), tokenizer.encode_tgt(split.tgt)
+    )
+
+
+@dataclass
+class Workspace:
+    tokenizer: Tokenizer
+    train: Encoded
+    val: Encoded
+    test: Encoded | None
+
+    def tokenizer_to(self, run_dir: Path) -> None:
+        """Copy the vocabularies into the run, which must stand on its own."""
+        folder = run_dir / "spm"
+        folder.mkdir(exist_ok=True)
+        shutil.copyfile(self.tokenizer.src_model, folder / "src.model")
+        shutil.copyfile(self.tokenizer.tgt_model, folder / "tgt.model")
+
+
+def load_workspace(cfg: Config) -> Workspace:
+    splits = load_corpus(cfg.data)
+    train = splits["train"]
+    root = Path(cfg.data.train.src).parent
+    tokenizer = build_tokenizer(cfg.tokenizer, train.src, train.tgt, root)
+    test = splits.get("test")
+    return Workspace(
+        tokenizer,
+        encode(train, tokenizer),
+        encode(splits["val"], tokenizer),
+        encode(test, tokenizer) if test else None,
+    )
+
+
+def run_tokenizer(run_dir: Path) -> Tokenizer:
+    folder = run_dir / "spm"
+    src, tgt = folder / "src.model", folder / "tgt.model"
+    for path in (src, tgt):
+        if not path.is_file():
+            raise UserError(
+                f"{path}: missing; {run_dir} is not a complete run directory"
+            )
+    return Tokenizer(src, tgt)
