@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,10 +131,11 @@ def _train(cfg: TokenizerConfig, texts: Sequence[str], out: Path, side: str) -> 
             minloglevel=2,
         )
     except RuntimeError as err:
-        msg = str(err).strip().splitlines()[-1]
+        limit = re.search(r"<= (\d+)", str(err))
+        why = f"it supports at most {limit.group(1)}" if limit else str(err).strip()
         raise UserError(
-            f"tokenizer.vocab_size={cfg.vocab_size} cannot be trained on the {side} "
-            f"training text ({msg}); lower tokenizer.vocab_size"
+            f"tokenizer.vocab_size={cfg.vocab_size} is too large for the {side} "
+            f"training text ({why}); lower tokenizer.vocab_size"
         ) from None
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(buffer.getvalue())

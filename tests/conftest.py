@@ -1,0 +1,43 @@
+"""Shared fixtures: tiny models and corpora, fixed seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
+from seq2seq.model import Seq2Seq, build_model
+
+REPO = Path(__file__).resolve().parent.parent
+MODES = ["none", "context", "mean", "additive", "dot", "scaled_dot", "general"]
+
+
+def tiny_model(mode: str, rnn: str = "gru", layers: int = 1, seed: int = 0) -> Seq2Seq:
+    """Encoder 8 per direction (16 out), decoder 16: every mode's sizes fit."""
+    torch.manual_seed(seed)
+    cfg = ModelConfig(
+        attention=mode,
+        attention_dim=12,
+        encoder=EncoderConfig(rnn=rnn, embed_dim=10, hidden_size=8, layers=layers),
+        decoder=DecoderConfig(rnn=rnn, embed_dim=10, hidden_size=16, layers=layers),
+    )
+    return build_model(cfg, src_vocab=23, tgt_vocab=29)
+
+
+@pytest.fixture
+def toy_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Two sources of lengths 5 and 3 (padded), targets of lengths 4 and 2."""
+    src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0]])
+    src_len = torch.tensor([5, 3])
+    tgt_in = torch.tensor([[2, 11, 12, 13], [2, 14, 0, 0]])
+    tgt_out = torch.tensor([[11, 12, 13, 3], [14, 3, 0, 0]])
+    return src, src_len, tgt_in, tgt_out
+
+
+def write_parallel(folder: Path, name: str, src: list[str], tgt: list[str]) -> tuple:
+    s, t = folder / f"{name}.src", folder / f"{name}.tgt"
+    s.write_text("".join(x + "\n" for x in src), encoding="utf-8")
+    t.write_text("".join(x + "\n" for x in tgt), encoding="utf-8")
+    return s, t

@@ -1,0 +1,107 @@
+"""Every context mode behind one interface: (query, keys, mask) -> (context, weights)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from seq2seq import attention as att
+
+B, S, D = 3, 6, 8
+MASK = torch.tensor(
+    [[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], dtype=torch.bool
+)
+
+
+def modules() -> dict[str, att.Attention]:
+    torch.manual_seed(0)
+    return {
+        "mean": att.MeanPool(),
+        "additive": att.Additive(D, D, 5),
+        "dot": att.Dot(),
+        "scaled_dot": att.ScaledDot(),
+        "general": att.General(D, D),
+    }
+
+
+@pytest.mark.parametrize("name", list(modules()))
+def test_weights_are_a_distribution_with_zero_on_padding(name: str) -> None:
+    torch.manual_seed(1)
+    query, keys = torch.randn(B, D), torch.randn(B, S, D)
+    keys = keys * MASK.unsqueeze(-1)  # encoder states are zero on padding
+    context, weights = modules()[name](query, keys, MASK)
+    assert context.shape == (B, D) and weights.shape == (B, S)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(B))
+    assert torch.all(weights[~MASK] == 0.0)  # exactly zero, not just small
+    assert torch.all(weights[MASK] > 0)
+    torch.testing.assert_close(context, torch.einsum("bs,bsd->bd", weights, keys))
+
+
+@pytest.mark.parametrize("name", list(modules()))
+def test_padding_content_cannot_leak(name: str) -> None:
+    torch.manual_seed(2)
+    query, keys = torch.randn(B, D), torch.randn(B, S, D)
+    noisy = keys.clone()
+    noisy[~MASK] = 1e3 * torch.randn(int((~MASK).sum()), D)
+    module = modules()[name]
+    c1, w1 = module(query, keys, MASK)
+    c2, w2 = module(query, noisy, MASK)
+    torch.testing.assert_close(w1, w2)
+    torch.testing.assert_close(c1, c2)
+
+
+@pytest.mark.parametrize("name", list(modules()))
+def test_precomputed_keys_give_the_same_result(name: str) -> None:
+    torch.manual_seed(3)
+    module = modules()[name]
+    query, keys = torch.randn(B, D), torch.randn(B, S, D)
+    projected = module.project_keys(keys, MASK)
+    a = module(query, keys, MASK)
+    b = module(query, keys, MASK, projected)
+    torch.testing.assert_close(a[0], b[0])
+    torch.testing.assert_close(a[1], b[1])
+
+
+def test_mean_is_uniform_over_real_positions() -> None:
+    _, weights = att.MeanPool()(torch.randn(B, D), torch.randn(B, S, D), MASK)
+    torch.testing.assert_close(weights[1, :3], torch.full((3,), 1 / 3))
+    assert weights[2, 0] == 1.0
+
+
+def test_scaled_dot_divides_by_sqrt_d() -> None:
+    query, keys = torch.randn(B, D), torch.randn(B, S, D)
+    raw = att.Dot().scores(query, keys)
+    torch.testing.assert_close(att.ScaledDot().scores(query, keys), raw / D**0.5)
+
+
+def test_dot_attends_to_the_matching_key() -> None:
+    keys = torch.eye(S).unsqueeze(0) * 20  # (1, S, S): orthogonal keys
+    query = keys[0, 4].unsqueeze(0)
+    _, weights = att.Dot()(query, keys, torch.ones(1, S, dtype=torch.bool))
+    assert weights.argmax().item() == 4 and weights.max() > 0.99
+
+
+def test_none_gives_zero_context_and_no_weights() -> None:
+    context, weights = att.NoContext(D)(torch.randn(B, 5), torch.randn(B, S, D), MASK)
+    assert weights is None and context.shape == (B, D)
+    assert torch.all(context == 0)
+
+
+def test_final_state_reads_last_forward_and_first_backward() -> None:
+    keys = torch.arange(B * S * D, dtype=torch.float).view(B, S, D)
+    context, weights = att.FinalState(bidirectional=True)(torch.randn(B, 5), keys, MASK)
+    assert weights is None
+    # sentence 1 has 3 real positions: forward half from position 2, backward from 0
+    torch.testing.assert_close(context[1, : D // 2], keys[1, 2, : D // 2])
+    torch.testing.assert_close(context[1, D // 2 :], keys[1, 0, D // 2 :])
+    uni = att.FinalState(bidirectional=False)(torch.randn(B, 5), keys, MASK)[0]
+    torch.testing.assert_close(uni[2], keys[2, 0])
+
+
+def test_gradients_flow_through_scores() -> None:
+    module = modules()["additive"]
+    query = torch.randn(B, D, requires_grad=True)
+    context, _ = module(query, torch.randn(B, S, D), MASK)
+    context.sum().backward()
+    assert query.grad is not None and query.grad.abs().sum() > 0
+    assert all(p.grad is not None for p in module.parameters())

@@ -1,0 +1,88 @@
+"""Config: YAML -> validated dataclasses; errors name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seq2seq.config import load_config, save_config
+from seq2seq.errors import UserError
+
+MINIMAL = """
+data:
+  train: {src: a.de, tgt: a.en}
+  val: {src: b.de, tgt: b.en}
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_paths_alone_make_a_valid_config(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL))
+    assert cfg.data.train.src == "a.de" and cfg.data.test is None
+    assert cfg.model.attention == "additive" and cfg.train.lr == 1e-3
+
+
+def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL)
+    cfg = load_config(path, ["train.lr=3e-4", "model.attention=none", "name=x"])
+    assert cfg.train.lr == 3e-4 and cfg.model.attention == "none" and cfg.name == "x"
+    assert cfg.run_dir == Path("runs/x")
+    with pytest.raises(UserError, match="train.lr"):
+        load_config(path, ["train.lr=-1"])
+    with pytest.raises(UserError, match="KEY=VALUE"):
+        load_config(path, ["train.lr"])
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("model.atention=none", "unknown config key 'model.atention'.*model.attention"),
+        ("model.attention=luong", "'model.attention'.*not one of"),
+        ("model.encoder.dropout=1.0", "model.encoder.dropout"),
+        ("model.encoder.hidden_size=-4", "model.encoder.hidden_size"),
+        ("model.encoder.hidden_size=big", "model.encoder.hidden_size.*expected int"),
+        ("train.max_epochs=true", "train.max_epochs.*expected int"),
+        ("eval.buckets=[20, 10]", "eval.buckets"),
+        ("tokenizer.model_type=wordpiece", "tokenizer.model_type"),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path: Path, override: str, message: str) -> None:
+    path = write(tmp_path, MINIMAL)
+    with pytest.raises(UserError, match=message) as info:
+        load_config(path, [override])
+    assert str(path) in str(info.value)
+
+
+def test_missing_paths_and_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="data.val' is required"):
+        load_config(write(tmp_path, "data:\n  train: {src: a, tgt: b}\n"))
+    with pytest.raises(UserError, match=r"c.yaml:\d+: not valid YAML"):
+        load_config(write(tmp_path, "data: [unclosed\n"))
+    with pytest.raises(UserError, match="not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_base_files_merge_and_roundtrip(tmp_path: Path) -> None:
+    write(tmp_path, MINIMAL + "model:\n  encoder: {hidden_size: 64}\n", "base.yaml")
+    child = write(
+        tmp_path,
+        "base: base.yaml\nmodel:\n  attention: dot\n  decoder: {hidden_size: 128}\n",
+    )
+    cfg = load_config(child)
+    assert cfg.model.encoder.hidden_size == 64 and cfg.model.attention == "dot"
+    save_config(cfg, tmp_path / "resolved.yaml")
+    assert load_config(tmp_path / "resolved.yaml") == cfg
+
+
+def test_every_shipped_config_loads() -> None:
+    root = Path(__file__).resolve().parent.parent / "configs"
+    files = sorted(root.rglob("*.yaml"))
+    assert files
+    for path in files:
+        load_config(path)

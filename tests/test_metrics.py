@@ -1,0 +1,54 @@
+"""sacreBLEU/chrF wrappers, length buckets, attention alignments and AER."""
+
+from __future__ import annotations
+
+import torch
+
+from seq2seq.metrics import (
+    aer,
+    alignment_from_attention,
+    bleu,
+    bleu_by_length,
+    chrf,
+    length_buckets,
+)
+
+
+def test_bleu_and_chrf_on_real_text() -> None:
+    refs = ["The cat sat on the mat.", "A dog runs in the park."]
+    score, signature = bleu(refs, refs)
+    assert round(score, 6) == 100.0 and "13a" in signature and "case:mixed" in signature
+    assert bleu(["The cat sat.", "A dog."], refs)[0] < 50
+    assert round(chrf(refs, refs)[0], 6) == 100.0
+
+
+def test_every_sentence_in_exactly_one_bucket() -> None:
+    lengths = [1, 3, 10, 11, 20, 21, 35, 70]
+    buckets = length_buckets(lengths, [10, 20])
+    assert [(lo, hi) for lo, hi, _ in buckets] == [(1, 10), (11, 20), (21, 70)]
+    assert sorted(i for *_, idx in buckets for i in idx) == list(range(len(lengths)))
+    assert buckets[1][2] == [3, 4]
+
+
+def test_bleu_by_length_counts_add_up() -> None:
+    hyps = ["a b c d", "x y", "a b c d e f g h i j k l"]
+    refs = ["a b c d", "p q", "a b c d e f g h i j k l"]
+    out = bleu_by_length(hyps, refs, [4, 2, 12], [5, 10])
+    assert [b["n"] for b in out] == [2, 0, 1]
+    assert out[1]["bleu"] is None and round(out[2]["bleu"], 6) == 100.0
+
+
+def test_alignment_from_attention_maps_subwords_to_words() -> None:
+    # target pieces: 0->word0, 1->word1, 2->word1 ; source pieces 0,1 -> word 0,1; col 2 = EOS
+    weights = torch.tensor(
+        [[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8], [0, 0, 1.0]]
+    )
+    links = alignment_from_attention(weights, [0, 1], [0, 1, 1])
+    assert links == {(0, 0), (1, 1)}  # row 2 attends to EOS: no link; row 3 is EOS
+
+
+def test_aer() -> None:
+    gold = [{(0, 0), (1, 1)}]
+    assert aer([{(0, 0), (1, 1)}], gold) == 0.0
+    assert aer([{(0, 1), (1, 0)}], gold) == 1.0
+    assert abs(aer([{(0, 0)}], gold) - (1 - 2 / 3)) < 1e-9

@@ -1,0 +1,103 @@
+"""Encoder, decoder and model: shapes of every mode, masks, gradients, greedy search."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import MODES, tiny_model
+from seq2seq.config import EncoderConfig, ModelConfig
+from seq2seq.model import build_model, loss_sum
+from seq2seq.search import decode_corpus, greedy
+from seq2seq.tokenizer import EOS
+
+
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
+@pytest.mark.parametrize("mode", MODES)
+def test_forward_backward_shapes(mode: str, rnn: str, toy_batch) -> None:
+    src, src_len, tgt_in, tgt_out = toy_batch
+    model = tiny_model(mode, rnn, layers=2)
+    logits, weights = model(src, src_len, tgt_in)
+    assert logits.shape == (2, 4, 29)
+    if mode in ("none", "context"):
+        assert weights is None and not model.has_alignment
+    else:
+        assert weights.shape == (2, 4, 5)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(2, 4))
+        assert torch.all(weights[1, :, 3:] == 0)  # padding of sentence 2
+    loss, _ = loss_sum(model, src, src_len, tgt_in, tgt_out)
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad]
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
+
+
+def test_encoder_ignores_padding(toy_batch) -> None:
+    """A sentence encodes the same alone and padded inside a batch."""
+    src, src_len, tgt_in, _ = toy_batch
+    model = tiny_model("additive").eval()
+    memory = model.encode(src, src_len)
+    alone = model.encode(src[1:, :3], src_len[1:])
+    torch.testing.assert_close(memory.keys[1, :3], alone.keys[0])
+    torch.testing.assert_close(memory.final[1], alone.final[0])
+    assert torch.all(memory.keys[1, 3:] == 0)
+
+
+def test_modes_share_everything_but_the_context_mechanism() -> None:
+    sizes = {m: tiny_model(m).num_parameters() for m in MODES}
+    # none/context/mean/dot/scaled_dot add no parameters of their own
+    assert (
+        len({sizes[m] for m in ("none", "context", "mean", "dot", "scaled_dot")}) == 1
+    )
+    assert sizes["general"] == sizes["none"] + 16 * 16
+    assert sizes["additive"] == sizes["none"] + 16 * 12 + 16 * 12 + 12
+
+
+def test_dot_needs_matching_sizes() -> None:
+    from seq2seq.errors import UserError
+
+    with pytest.raises(UserError, match="model.attention"):
+        ModelConfig(attention="dot", encoder=EncoderConfig(hidden_size=256))
+
+
+@pytest.mark.parametrize("mode", ["none", "additive"])
+def test_greedy_matches_teacher_forcing_on_its_own_output(mode: str, toy_batch) -> None:
+    """Feeding greedy's output back under teacher forcing gives the same argmax."""
+    src, src_len, _, _ = toy_batch
+    model = tiny_model(mode).eval()
+    hyps = greedy(model, src, src_len, ratio=1.0)
+    for b, hyp in enumerate(hyps):
+        n = src_len[b : b + 1]
+        tgt_in = torch.tensor([[2] + hyp.tokens])
+        logits, weights = model(src[b : b + 1, : int(n)], n, tgt_in)
+        predicted = logits.argmax(-1)[0].tolist()
+        assert predicted[: len(hyp.tokens)] == hyp.tokens
+        if weights is not None:
+            rows = hyp.weights.shape[0]
+            torch.testing.assert_close(weights[0, :rows], hyp.weights)
+
+
+def test_greedy_stops_at_eos_or_limit(toy_batch) -> None:
+    src, src_len, _, _ = toy_batch
+    hyps = greedy(tiny_model("additive").eval(), src, src_len, ratio=1.0)
+    for b, hyp in enumerate(hyps):
+        assert EOS not in hyp.tokens
+        assert len(hyp.tokens) <= int(src_len[b]) + 10
+
+
+def test_decode_corpus_keeps_input_order(toy_batch) -> None:
+    src, src_len, _, _ = toy_batch
+    model = tiny_model("general").eval()
+    ids = [[5, 6, 7, 8], [9, 10], [5, 9, 11]]
+    together = decode_corpus(model, ids, 2, 1.0, torch.device("cpu"))
+    for sentence, hyp in zip(ids, together, strict=True):
+        alone = decode_corpus(model, [sentence], 1, 1.0, torch.device("cpu"))[0]
+        assert hyp.tokens == alone.tokens
+
+
+def test_build_model_reads_rnn_type() -> None:
+    cfg = ModelConfig(
+        attention="none", encoder=EncoderConfig(rnn="lstm", hidden_size=8, embed_dim=4)
+    )
+    model = build_model(cfg, 10, 10)
+    assert isinstance(model.encoder.rnn, torch.nn.LSTM)
+    assert isinstance(model.decoder.cells[0], torch.nn.GRUCell)
