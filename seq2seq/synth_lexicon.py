@@ -2,10 +2,11 @@
 
 Open-class words are kept as compact ``|``-separated tables, one entry a line,
 parsed into named tuples at import. Semantic classes (one letter each) keep the
-sentences plausible: P person, A animal, T thing, C clothing, E device, F food,
-X text, S story, L place. A verb's ``subj``/``obj``/``iobj`` list the classes it
-accepts there. Verb flags: m motion (takes directional phrases), b takes a
-"for" phrase, d dative object, c that-clause complement.
+sentences plausible: P person, A animal, T thing, B container (what opens and
+closes), C clothing, E device, F food, X text, S story, L place. A verb's
+``subj``/``obj``/``iobj`` list the classes it accepts there. Verb flags:
+m motion (takes directional phrases), b takes a "for" phrase, d dative object,
+c that-clause complement.
 
 German separable verbs are written as in a dictionary, "hebt auf"; English
 phrasal verbs as "picks up" (the particle is the second word).
@@ -121,14 +122,14 @@ wolf|wolves|Wolf|Wölfe|m|A; goat|goats|Ziege|Ziegen|f|A
 rabbit|rabbits|Kaninchen|Kaninchen|n|A; owl|owls|Eule|Eulen|f|A
 frog|frogs|Frosch|Frösche|m|A; ball|balls|Ball|Bälle|m|T
 key|keys|Schlüssel|Schlüssel|m|T; cup|cups|Tasse|Tassen|f|T
-bottle|bottles|Flasche|Flaschen|f|T; bag|bags|Tasche|Taschen|f|T
-box|boxes|Kiste|Kisten|f|T; picture|pictures|Bild|Bilder|n|T
+bottle|bottles|Flasche|Flaschen|f|B; bag|bags|Tasche|Taschen|f|B
+box|boxes|Kiste|Kisten|f|B; picture|pictures|Bild|Bilder|n|T
 pen|pens|Stift|Stifte|m|T; glass|glasses|Glas|Gläser|n|T
 plate|plates|Teller|Teller|m|T; knife|knives|Messer|Messer|n|T
 car|cars|Auto|Autos|n|T; bicycle|bicycles|Fahrrad|Fahrräder|n|T
 boat|boats|Boot|Boote|n|T; umbrella|umbrellas|Schirm|Schirme|m|T
 flower|flowers|Blume|Blumen|f|T; gift|gifts|Geschenk|Geschenke|n|T
-door|doors|Tür|Türen|f|T; window|windows|Fenster|Fenster|n|T; hat|hats|Hut|Hüte|m|C
+door|doors|Tür|Türen|f|B; window|windows|Fenster|Fenster|n|B; hat|hats|Hut|Hüte|m|C
 coat|coats|Mantel|Mäntel|m|C; shoe|shoes|Schuh|Schuhe|m|C
 dress|dresses|Kleid|Kleider|n|C; jacket|jackets|Jacke|Jacken|f|C
 lamp|lamps|Lampe|Lampen|f|E; computer|computers|Computer|Computer|m|E
@@ -177,17 +178,21 @@ kitchen table|kitchen tables|Küchentisch|Küchentische|m|L
 ADJECTIVES: tuple[Adj, ...] = tuple(  # in English order: opinion, size, ..., colour
     Adj(*r)
     for r in _rows("""
-beautiful|schön|PATCLS; strange|seltsam|PATSXL; funny|lustig|PAS; famous|berühmt|PLS
+beautiful|schön|PATBCLS; strange|seltsam|PATBSXL; funny|lustig|PAS; famous|berühmt|PLS
 clever|klug|PA; brave|mutig|PA; friendly|freundlich|PA; happy|glücklich|PA
 sad|traurig|PAS; tired|müd|PA; hungry|hungrig|PA; angry|wütend|PA; lazy|faul|PA
-quiet|leis|PAL; loud|laut|PAE; fast|schnell|PAT; cheap|billig|TCEF
-expensive|teur|TCEL; big|groß|PATCEFL; small|klein|PATCEFL; long|lang|XSCL
-short|kurz|XSC; heavy|schwer|TX; clean|sauber|TCL; dirty|schmutzig|PATCL
-warm|warm|FCL; cold|kalt|FL; empty|leer|TL; dark|dunkl|LC; fresh|frisch|F
-old|alt|PATCEXL; young|jung|PA; new|neu|TCEXL; red|rot|ATCEFL; blue|blau|TCEL
-green|grün|TCEFL; black|schwarz|ATCEL; white|weiß|ATCEL; yellow|gelb|TCEFL
-brown|braun|ATCEFL
+quiet|leis|PAL; loud|laut|PAE; fast|schnell|PA; cheap|billig|TBCEF
+expensive|teur|TBCEL; big|groß|PATBCEFL; small|klein|PATBCEFL; long|lang|XSCL
+short|kurz|XSC; heavy|schwer|TBX; clean|sauber|TBCL; dirty|schmutzig|PATBCL
+warm|warm|FCL; cold|kalt|FL; empty|leer|TBL; dark|dunkl|LC; fresh|frisch|F
+old|alt|PATBCEXL; young|jung|PA; new|neu|TBCEXL; red|rot|ATBCEFL; blue|blau|TBCEL
+green|grün|TBCEFL; black|schwarz|ATBCEL; white|weiß|ATBCEL; yellow|gelb|TBCEFL
+brown|braun|ATBCEFL
 """)
+)
+
+COLOURS = frozenset(
+    a for a in ADJECTIVES if a.de in "rot blau grün schwarz weiß gelb braun".split()
 )
 
 # en 3sg | en pl | en participle | de 3sg | de 3pl | de participle | aux | subj
@@ -195,39 +200,39 @@ brown|braun|ATCEFL
 VERBS: tuple[Verb, ...] = tuple(
     Verb(*r)
     for r in _rows("""
-sees|see|seen|sieht|sehen|gesehen|h|PA|PATCEFXLS||
-finds|find|found|findet|finden|gefunden|h|PA|ATCEFX|b|
-buys|buy|bought|kauft|kaufen|gekauft|h|P|TCEFX|b|
+sees|see|seen|sieht|sehen|gesehen|h|PA|PATBCEFXLS||
+finds|find|found|findet|finden|gefunden|h|PA|ATBCEFX|b|
+buys|buy|bought|kauft|kaufen|gekauft|h|P|TBCEFX|b|
 reads|read|read|liest|lesen|gelesen|h|P|XS||
 eats|eat|eaten|isst|essen|gegessen|h|P|F||
-carries|carry|carried|trägt|tragen|getragen|h|PA|PATCEFX||
-paints|paint|painted|malt|malen|gemalt|h|P|PATCEFL|b|
-likes|like|liked|mag|mögen|gemocht|h|PA|PATCEFXLS||
+carries|carry|carried|trägt|tragen|getragen|h|PA|PATBCEFX||
+paints|paint|painted|malt|malen|gemalt|h|P|PATBCEFL|b|
+likes|like|liked|mag|mögen|gemocht|h|PA|PATBCEFXLS||
 visits|visit|visited|besucht|besuchen|besucht|h|P|PL||
 meets|meet|met|trifft|treffen|getroffen|h|PA|PA||
-looks for|look for|looked for|sucht|suchen|gesucht|h|PA|PATCEX||
+looks for|look for|looked for|sucht|suchen|gesucht|h|PA|PATBCEX||
 follows|follow|followed|folgt|folgen|gefolgt|s|PA|PA|d|
 helps|help|helped|hilft|helfen|geholfen|h|PA|PA|d|
 hears|hear|heard|hört|hören|gehört|h|PA|PAES||
 cooks|cook|cooked|kocht|kochen|gekocht|h|P|F|b|
-catches|catch|caught|fängt|fangen|gefangen|h|PA|AT||
-repairs|repair|repaired|repariert|reparieren|repariert|h|P|TCE|b|
-forgets|forget|forgotten|vergisst|vergessen|vergessen|h|P|TCEX||
+catches|catch|caught|fängt|fangen|gefangen|h|PA|ATB||
+repairs|repair|repaired|repariert|reparieren|repariert|h|P|TBCE|b|
+forgets|forget|forgotten|vergisst|vergessen|vergessen|h|P|TBCEX||
 knows|know|known|kennt|kennen|gekannt|h|PA|PALS||
 writes|write|written|schreibt|schreiben|geschrieben|h|P|XS|b|
-gives|give|given|gibt|geben|gegeben|h|P|ATCEFX||PA
-shows|show|shown|zeigt|zeigen|gezeigt|h|P|PATCEFXL||P
-brings|bring|brought|bringt|bringen|gebracht|h|PA|TCEFX||PA
-sells|sell|sold|verkauft|verkaufen|verkauft|h|P|ATCEF||P
+gives|give|given|gibt|geben|gegeben|h|P|ATBCEFX||PA
+shows|show|shown|zeigt|zeigen|gezeigt|h|P|PATBCEFXL||P
+brings|bring|brought|bringt|bringen|gebracht|h|PA|TBCEFX||PA
+sells|sell|sold|verkauft|verkaufen|verkauft|h|P|ATBCEF||P
 tells|tell|told|erzählt|erzählen|erzählt|h|P|S||PA
-picks up|pick up|picked up|hebt auf|heben auf|aufgehoben|h|P|TCEX||
+picks up|pick up|picked up|hebt auf|heben auf|aufgehoben|h|P|TBCEX||
 calls|call|called|ruft an|rufen an|angerufen|h|P|P||
-closes|close|closed|macht zu|machen zu|zugemacht|h|P|TX||
-opens|open|opened|macht auf|machen auf|aufgemacht|h|P|TX||
+closes|close|closed|macht zu|machen zu|zugemacht|h|P|BX||
+opens|open|opened|macht auf|machen auf|aufgemacht|h|P|BX||
 switches on|switch on|switched on|schaltet ein|schalten ein|eingeschaltet|h|P|E||
-throws away|throw away|thrown away|wirft weg|werfen weg|weggeworfen|h|P|TCEFX||
-brings back|bring back|brought back|bringt zurück|bringen zurück|zurückgebracht|h|P|TCEX||
-looks at|look at|looked at|schaut an|schauen an|angeschaut|h|PA|PATCEFXL||
+throws away|throw away|thrown away|wirft weg|werfen weg|weggeworfen|h|P|TBCEFX||
+gives back|give back|given back|gibt zurück|geben zurück|zurückgegeben|h|P|TBCEX||
+looks at|look at|looked at|schaut an|schauen an|angeschaut|h|PA|PATBCEFXL||
 cleans up|clean up|cleaned up|räumt auf|räumen auf|aufgeräumt|h|P|L||
 puts on|put on|put on|zieht an|ziehen an|angezogen|h|P|C||
 sleeps|sleep|slept|schläft|schlafen|geschlafen|h|PA|||
@@ -239,13 +244,12 @@ plays|play|played|spielt|spielen|gespielt|h|PA|||
 swims|swim|swum|schwimmt|schwimmen|geschwommen|s|PA||m|
 works|work|worked|arbeitet|arbeiten|gearbeitet|h|P|||
 sits|sit|sat|sitzt|sitzen|gesessen|h|PA|||
-stands|stand|stood|steht|stehen|gestanden|h|PATL|||
+stands|stand|stood|steht|stehen|gestanden|h|PATB|||
 jumps|jump|jumped|springt|springen|gesprungen|s|PA||m|
 comes|come|come|kommt|kommen|gekommen|s|PA||m|
 goes|go|gone|geht|gehen|gegangen|s|PA||m|
 drives|drive|driven|fährt|fahren|gefahren|s|P||m|
-lives|live|lived|wohnt|wohnen|gewohnt|h|P|||
-falls|fall|fallen|fällt|fallen|gefallen|s|PATCEX||m|
+falls|fall|fallen|fällt|fallen|gefallen|s|PATBCEX||m|
 gets up|get up|got up|steht auf|stehen auf|aufgestanden|s|PA|||
 falls asleep|fall asleep|fallen asleep|schläft ein|schlafen ein|eingeschlafen|s|PA|||
 comes back|come back|come back|kommt zurück|kommen zurück|zurückgekommen|s|PA||m|
@@ -282,7 +286,7 @@ for|für|acc|ben
 )
 
 # Classes of the noun phrase inside a prepositional phrase of each kind.
-PP_CLASSES: dict[str, str] = {"loc": "L", "dir": "L", "com": "PATCE", "ben": "PA"}
+PP_CLASSES: dict[str, str] = {"loc": "L", "dir": "L", "com": "PATBCE", "ben": "PA"}
 
 ADVERBS: tuple[Adverb, ...] = tuple(
     Adverb(en, de, kind, tense, front == "1")
@@ -347,7 +351,7 @@ PRONOUNS: tuple[Pron, ...] = (
 # Inflection tables: case -> forms for masculine, feminine, neuter, plural.
 def _cases(text: str) -> dict[str, tuple[str, ...]]:
     rows = [tuple(w.strip("-") for w in part.split()) for part in text.split("/")]
-    return dict(zip(("nom", "acc", "dat"), rows))
+    return dict(zip(("nom", "acc", "dat"), rows, strict=True))
 
 
 DEF_ARTICLE = _cases("der die das die / den die das die / dem der dem den")
