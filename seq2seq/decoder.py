@@ -92,7 +92,12 @@ class Decoder(nn.Module):
         self, prev: Tensor, state: DecoderState, memory: Memory
     ) -> tuple[Tensor, DecoderState, Tensor | None]:
         """One step from the previous tokens (B,): (h~_t (B, H), state, weights)."""
-        x = self.dropout(self.embed(prev))  # (B, E)
+        return self.advance(self.dropout(self.embed(prev)), state, memory)
+
+    def advance(
+        self, x: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[Tensor, DecoderState, Tensor | None]:
+        """One step from the embedded previous tokens x (B, E)."""
         if self.input_feeding:
             x = torch.cat([x, state.feed], dim=-1)  # (B, E + H)
         hidden, cells = [], []
@@ -117,9 +122,10 @@ class Decoder(nn.Module):
     def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: logits (B, T, V), weights (B, T, S)."""
         state = self.init_state(memory)
+        embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs, weights = [], []
         for t in range(tgt_in.size(1)):
-            attentional, state, w = self.step(tgt_in[:, t], state, memory)
+            attentional, state, w = self.advance(embedded[:, t], state, memory)
             outputs.append(attentional)
             weights.append(w)
         # One output projection for all steps: a single large matmul.

@@ -1,0 +1,161 @@
+"""Integration: train `none` and `additive` briefly on the shipped corpus, evaluate,
+and read back what TensorBoard will show (event files and a live server)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from conftest import REPO
+from seq2seq.config import load_config
+from seq2seq.errors import UserError
+from seq2seq.evaluate import evaluate
+from seq2seq.synth import write_corpus
+from seq2seq.train import train
+
+SIZES = {"train": 12000, "val": 120, "test": 400}
+
+
+def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
+    files = [
+        f"data.{split}.{side}={corpus}/{split}.{lang}"
+        for split in ("train", "val", "test")
+        for side, lang in (("src", "en"), ("tgt", "de"))
+    ]
+    return [
+        *files,
+        f"data.test.align={corpus}/test.align",
+        f"runs_dir={runs}",
+        f"name={name}",
+        f"train.max_steps={steps}",
+        f"train.val_every={steps // 2}",
+        "train.val_max_sentences=60",
+    ]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("integration")
+    corpus = root / "corpus"
+    write_corpus(corpus, seed=3, sizes=SIZES)
+    torch.set_num_threads(2)
+    out = {}
+    for mode in ("none", "additive"):
+        cfg = load_config(
+            REPO / f"configs/synth_ende/{mode}.yaml",
+            overrides(corpus, root / "runs", mode, steps=400),
+        )
+        out[mode] = train(cfg, "cpu")
+        evaluate(out[mode], "test", device_name="cpu")
+    return out
+
+
+def result(run: Path) -> dict:
+    return json.loads((run / "eval_test.json").read_text())
+
+
+@pytest.mark.slow
+def test_attention_learns_and_beats_the_bottleneck_on_long_sentences(runs) -> None:
+    att, none = result(runs["additive"]), result(runs["none"])
+    for r in (att, none):
+        assert {"mode", "params", "bleu", "chrf", "signature", "buckets", "aer"} <= set(r)
+        assert sum(b["n"] for b in r["buckets"]) == SIZES["test"]
+    assert att["mode"] == "additive" and none["mode"] == "none"
+    assert att["bleu"] > 30.0, att  # measured ~?? with these settings
+    long_att, long_none = att["buckets"][-1]["bleu"], none["buckets"][-1]["bleu"]
+    assert long_att > long_none + 10.0, (long_att, long_none)
+    assert none["aer"] is None
+    assert att["aer"] is not None and att["aer"] < 0.6, att["aer"]
+
+
+@pytest.mark.slow
+def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
+    run = runs["additive"]
+    for name in ("best.pt", "last.pt", "config.yaml", "history.jsonl", "hyp_test.txt"):
+        assert (run / name).is_file(), name
+    assert load_config(run / "config.yaml").model.attention == "additive"
+    events = EventAccumulator(str(run), size_guidance={"images": 0})
+    events.Reload()
+    tags = events.Tags()
+    images = sorted(t for t in tags["images"] if t.startswith("alignment/"))
+    assert images == [f"alignment/probe{k}" for k in range(4)]
+    assert [e.step for e in events.Images("alignment/probe0")] == [200, 400]
+    png = events.Images("alignment/probe3")[-1].encoded_image_string
+    assert png.startswith(b"\x89PNG")
+    for scalar in ("train/loss", "train/lr", "train/grad_norm", "train/tokens_per_s",
+                   "val/loss", "val/ppl", "val/bleu", "val/chrf"):
+        assert scalar in tags["scalars"], scalar
+    assert "samples/text_summary" in tags["tensors"]
+    assert "hparams" in events.PluginTagToContent("hparams") or events.PluginTagToContent(
+        "hparams"
+    )
+
+
+@pytest.mark.slow
+def test_no_attention_run_says_there_is_nothing_to_align(runs) -> None:
+    events = EventAccumulator(str(runs["none"]))
+    events.Reload()
+    assert not [t for t in events.Tags()["images"] if t.startswith("alignment/")]
+    assert "alignment/text_summary" in events.Tags()["tensors"]
+
+
+@pytest.mark.slow
+def test_existing_run_is_not_overwritten(runs) -> None:
+    cfg = load_config(runs["additive"] / "config.yaml")
+    before = (runs["additive"] / "best.pt").stat().st_mtime_ns
+    with pytest.raises(UserError, match="--overwrite"):
+        train(cfg, "cpu")
+    assert (runs["additive"] / "best.pt").stat().st_mtime_ns == before
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read()
+
+
+@pytest.mark.slow
+def test_tensorboard_serves_the_heatmaps(runs) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}/data/plugin/images"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tensorboard.main", "--logdir", str(runs["additive"]),
+         "--host", "127.0.0.1", "--port", str(port), "--reload_interval", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        tags: dict = {}
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                tags = json.loads(get(f"{base}/tags"))
+                if any("alignment/probe0" in t for t in tags.values()):
+                    break
+            except OSError:
+                pass
+            time.sleep(1)
+        run = next(r for r, t in tags.items() if "alignment/probe0" in t)
+        listing = json.loads(
+            get(f"{base}/images?run={run}&tag=alignment/probe0&sample=0")
+        )
+        assert [entry["step"] for entry in listing] == [200, 400]
+        png = get(f"{base}/individualImage?{listing[-1]['query']}")
+        assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert server.returncode is not None
