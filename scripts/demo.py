@@ -38,30 +38,61 @@ def table(results: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         aer = "n/a" if r["aer"] is None else f"{r['aer']:.3f}"
-        cells = [r["mode"], f"{r['params']:,}", f"{r['bleu']:.1f}", f"{r['chrf']:.1f}", aer]
-        cells += ["-" if b["bleu"] is None else f"{b['bleu']:.1f}" for b in r["buckets"]]
+        cells = [
+            r["mode"],
+            f"{r['params']:,}",
+            f"{r['bleu']:.1f}",
+            f"{r['chrf']:.1f}",
+            aer,
+        ]
+        cells += [
+            "-" if b["bleu"] is None else f"{b['bleu']:.1f}" for b in r["buckets"]
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        help="extra config override for both runs")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        help="extra config override for both runs",
+    )
     args = parser.parse_args()
     start = time.monotonic()
     if not (REPO / "data/synth_ende/MANIFEST.json").exists():
         wait([sh("prepare", "synth_ende")])
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     extra = [x for o in args.overrides for x in ("--set", o)]
-    wait([
-        sh("train", "--config", f"configs/synth_ende/{mode}.yaml", "--overwrite",
-           "--set", "runs_dir=runs/demo", "--set", f"name={mode}", *extra, env=env)
-        for mode in MODES
-    ])
-    wait([sh("evaluate", f"runs/demo/{mode}", "--split", "test", env=env) for mode in MODES])
+    wait(
+        [
+            sh(
+                "train",
+                "--config",
+                f"configs/synth_ende/{mode}.yaml",
+                "--overwrite",
+                "--set",
+                "runs_dir=runs/demo",
+                "--set",
+                f"name={mode}",
+                *extra,
+                env=env,
+            )
+            for mode in MODES
+        ]
+    )
+    wait(
+        [
+            sh("evaluate", f"runs/demo/{mode}", "--split", "test", env=env)
+            for mode in MODES
+        ]
+    )
     results = [
-        json.loads((REPO / f"runs/demo/{mode}/eval_test.json").read_text()) for mode in MODES
+        json.loads((REPO / f"runs/demo/{mode}/eval_test.json").read_text())
+        for mode in MODES
     ]
     minutes = (time.monotonic() - start) / 60
     print(f"\nTest BLEU by source length (words), shipped corpus, {minutes:.1f} min:\n")

@@ -20,7 +20,8 @@ class LRSchedule:
         warm = min(1.0, step / cfg.warmup_steps) if cfg.warmup_steps else 1.0
         lr = cfg.lr * warm
         if cfg.schedule == "cosine" and cfg.max_steps:
-            progress = min(1.0, max(0, step - cfg.warmup_steps) / max(1, cfg.max_steps))
+            span = max(1, cfg.max_steps - cfg.warmup_steps)
+            progress = min(1.0, max(0, step - cfg.warmup_steps) / span)
             lr = cfg.min_lr + (lr - cfg.min_lr) * 0.5 * (
                 1 + math.cos(math.pi * progress)
             )

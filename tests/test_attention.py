@@ -1,4 +1,4 @@
-"""Every context mode behind one interface: (query, keys, mask) -> (context, weights)."""
+"""Every context mode behind one interface: (query, keys, mask) -> (context, w)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import write_parallel
+
 from seq2seq.config import SplitFiles
 from seq2seq.data import bucket_batches, collate, load_split, read_lines
 from seq2seq.errors import UserError
@@ -18,7 +18,7 @@ from seq2seq.tokenizer import BOS, EOS, PAD
 def test_gzip_and_crlf_are_read(tmp_path: Path) -> None:
     path = tmp_path / "a.gz"
     with gzip.open(path, "wb") as f:
-        f.write("eins\r\nzwei\r\n".encode())
+        f.write(b"eins\r\nzwei\r\n")
     assert read_lines(path) == ["eins", "zwei"]
 
 

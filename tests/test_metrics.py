@@ -39,7 +39,7 @@ def test_bleu_by_length_counts_add_up() -> None:
 
 
 def test_alignment_from_attention_maps_subwords_to_words() -> None:
-    # target pieces: 0->word0, 1->word1, 2->word1 ; source pieces 0,1 -> word 0,1; col 2 = EOS
+    # target pieces 0,1,2 -> words 0,1,1; source pieces 0,1 -> words 0,1; col 2 = EOS
     weights = torch.tensor(
         [[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8], [0, 0, 1.0]]
     )

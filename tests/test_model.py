@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import MODES, tiny_model
+
 from seq2seq.config import EncoderConfig, ModelConfig
 from seq2seq.model import build_model, loss_sum
 from seq2seq.search import decode_corpus, greedy

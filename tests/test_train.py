@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from conftest import REPO
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate
@@ -67,7 +67,9 @@ def result(run: Path) -> dict:
 def test_attention_learns_and_beats_the_bottleneck_on_long_sentences(runs) -> None:
     att, none = result(runs["additive"]), result(runs["none"])
     for r in (att, none):
-        assert {"mode", "params", "bleu", "chrf", "signature", "buckets", "aer"} <= set(r)
+        assert {"mode", "params", "bleu", "chrf", "signature", "buckets", "aer"} <= set(
+            r
+        )
         assert sum(b["n"] for b in r["buckets"]) == SIZES["test"]
     assert att["mode"] == "additive" and none["mode"] == "none"
     assert att["bleu"] > 30.0, att  # measured ~?? with these settings
@@ -91,13 +93,21 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
     assert [e.step for e in events.Images("alignment/probe0")] == [200, 400]
     png = events.Images("alignment/probe3")[-1].encoded_image_string
     assert png.startswith(b"\x89PNG")
-    for scalar in ("train/loss", "train/lr", "train/grad_norm", "train/tokens_per_s",
-                   "val/loss", "val/ppl", "val/bleu", "val/chrf"):
+    for scalar in (
+        "train/loss",
+        "train/lr",
+        "train/grad_norm",
+        "train/tokens_per_s",
+        "val/loss",
+        "val/ppl",
+        "val/bleu",
+        "val/chrf",
+    ):
         assert scalar in tags["scalars"], scalar
     assert "samples/text_summary" in tags["tensors"]
-    assert "hparams" in events.PluginTagToContent("hparams") or events.PluginTagToContent(
+    assert "hparams" in events.PluginTagToContent(
         "hparams"
-    )
+    ) or events.PluginTagToContent("hparams")
 
 
 @pytest.mark.slow
@@ -133,9 +143,21 @@ def test_tensorboard_serves_the_heatmaps(runs) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}/data/plugin/images"
     server = subprocess.Popen(
-        [sys.executable, "-m", "tensorboard.main", "--logdir", str(runs["additive"]),
-         "--host", "127.0.0.1", "--port", str(port), "--reload_interval", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "tensorboard.main",
+            "--logdir",
+            str(runs["additive"]),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--reload_interval",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         tags: dict = {}
@@ -159,3 +181,34 @@ def test_tensorboard_serves_the_heatmaps(runs) -> None:
         server.terminate()
         server.wait(timeout=30)
     assert server.returncode is not None
+
+
+def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:
+    return [
+        *overrides(corpus, runs, name, steps=16),
+        "tokenizer.vocab_size=200",
+        "model.attention_dim=8",
+        "model.encoder.embed_dim=8",
+        "model.encoder.hidden_size=8",
+        "model.decoder.embed_dim=8",
+        "model.decoder.hidden_size=16",
+        "train.batch_tokens=400",
+        "train.num_probes=1",
+    ]
+
+
+def test_same_seed_same_weights(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
+    weights = []
+    for name in ("a", "b"):
+        cfg = load_config(
+            REPO / "configs/synth_ende/additive.yaml",
+            tiny_overrides(corpus, tmp_path / "runs", name),
+        )
+        run = train(cfg, "cpu")
+        payload = torch.load(run / "last.pt", weights_only=True)
+        assert payload["state"]["step"] == 16
+        weights.append(payload["model"])
+    for key, value in weights[0].items():
+        assert torch.equal(value, weights[1][key]), key
