@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> None:
         from seq2seq.synth import write_corpus
 
         manifest = write_corpus(args.out, seed=args.seed)
-        print(f"wrote {args.out}: {manifest}")
+        counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
+        print(f"wrote {args.out} (seed {args.seed}): {counts} pairs")
     elif args.command == "train":
         from seq2seq.config import load_config
         from seq2seq.train import train

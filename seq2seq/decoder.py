@@ -124,8 +124,10 @@ class Decoder(nn.Module):
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs, weights = [], []
-        for t in range(tgt_in.size(1)):
-            attentional, state, w = self.advance(embedded[:, t], state, memory)
+        # unbind, not embedded[:, t]: its backward stacks T gradients once instead
+        # of writing each into a zero-filled (B, T, E) tensor.
+        for x in embedded.unbind(dim=1):
+            attentional, state, w = self.advance(x, state, memory)
             outputs.append(attentional)
             weights.append(w)
         # One output projection for all steps: a single large matmul.

@@ -22,7 +22,28 @@ from seq2seq.evaluate import evaluate
 from seq2seq.synth import write_corpus
 from seq2seq.train import train
 
-SIZES = {"train": 12000, "val": 120, "test": 400}
+MAX_WORDS = 30  # short enough to train in a minute, long enough to show the bottleneck
+EDGES = "[10, 20]"  # buckets 1-10, 11-20, 21-30
+STEPS = 800  # attention "clicks" around step 500 with these settings
+
+
+def short_corpus(folder: Path) -> dict[str, int]:
+    """The shipped corpus (seed 3), keeping pairs of at most MAX_WORDS English words."""
+    write_corpus(
+        folder / "full", seed=3, sizes={"train": 16000, "val": 300, "test": 900}
+    )
+    sizes = {}
+    for split in ("train", "val", "test"):
+        files = {
+            ext: (folder / "full" / f"{split}.{ext}").read_text().splitlines()
+            for ext in ("en", "de", "align")
+        }
+        keep = [i for i, en in enumerate(files["en"]) if len(en.split()) <= MAX_WORDS]
+        for ext, lines in files.items():
+            text = "".join(lines[i] + "\n" for i in keep)
+            (folder / f"{split}.{ext}").write_text(text, encoding="utf-8")
+        sizes[split] = len(keep)
+    return sizes
 
 
 def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
@@ -39,20 +60,23 @@ def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
         f"train.max_steps={steps}",
         f"train.val_every={steps // 2}",
         "train.val_max_sentences=60",
+        f"eval.buckets={EDGES}",
+        "tokenizer.vocab_size=1000",  # this subset supports fewer pieces than 1300
+        "train.lr=0.006",
+        "train.batch_tokens=1500",
     ]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("integration")
-    corpus = root / "corpus"
-    write_corpus(corpus, seed=3, sizes=SIZES)
+    sizes = short_corpus(root / "corpus")
     torch.set_num_threads(2)
-    out = {}
+    out = {"sizes": sizes}
     for mode in ("none", "additive"):
         cfg = load_config(
             REPO / f"configs/synth_ende/{mode}.yaml",
-            overrides(corpus, root / "runs", mode, steps=400),
+            overrides(root / "corpus", root / "runs", mode, steps=STEPS),
         )
         out[mode] = train(cfg, "cpu")
         evaluate(out[mode], "test", device_name="cpu")
@@ -70,7 +94,7 @@ def test_attention_learns_and_beats_the_bottleneck_on_long_sentences(runs) -> No
         assert {"mode", "params", "bleu", "chrf", "signature", "buckets", "aer"} <= set(
             r
         )
-        assert sum(b["n"] for b in r["buckets"]) == SIZES["test"]
+        assert sum(b["n"] for b in r["buckets"]) == runs["sizes"]["test"]
     assert att["mode"] == "additive" and none["mode"] == "none"
     assert att["bleu"] > 30.0, att  # measured ~?? with these settings
     long_att, long_none = att["buckets"][-1]["bleu"], none["buckets"][-1]["bleu"]
@@ -90,7 +114,7 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
     tags = events.Tags()
     images = sorted(t for t in tags["images"] if t.startswith("alignment/"))
     assert images == [f"alignment/probe{k}" for k in range(4)]
-    assert [e.step for e in events.Images("alignment/probe0")] == [200, 400]
+    assert [e.step for e in events.Images("alignment/probe0")] == [STEPS // 2, STEPS]
     png = events.Images("alignment/probe3")[-1].encoded_image_string
     assert png.startswith(b"\x89PNG")
     for scalar in (
@@ -174,7 +198,7 @@ def test_tensorboard_serves_the_heatmaps(runs) -> None:
         listing = json.loads(
             get(f"{base}/images?run={run}&tag=alignment/probe0&sample=0")
         )
-        assert [entry["step"] for entry in listing] == [200, 400]
+        assert [entry["step"] for entry in listing] == [STEPS // 2, STEPS]
         png = get(f"{base}/individualImage?{listing[-1]['query']}")
         assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
     finally:
@@ -186,7 +210,7 @@ def test_tensorboard_serves_the_heatmaps(runs) -> None:
 def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:
     return [
         *overrides(corpus, runs, name, steps=16),
-        "tokenizer.vocab_size=200",
+        "tokenizer.vocab_size=300",
         "model.attention_dim=8",
         "model.encoder.embed_dim=8",
         "model.encoder.hidden_size=8",
