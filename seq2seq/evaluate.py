@@ -73,7 +73,7 @@ def attention_aer(
     model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
 ) -> float:
     """AER of the argmax attention under forced decoding of the reference."""
-    predicted: list[set[tuple[int, int]]] = [set()] * len(data.split)
+    predicted: list[set[tuple[int, int]]] = [set() for _ in data.split.src]
     for index in bucket_batches(data.lengths(), 10**9, batch):
         b = collate(data.src_ids, data.tgt_ids, index).to(device)
         with autocast(device):

@@ -119,31 +119,38 @@ class Loop:
         batches = bucket_batches(
             train.lengths(), t.batch_tokens, t.batch_sentences, seed=t.seed + self.epoch
         )
-        bar = tqdm(batches, desc=f"epoch {self.epoch}", unit="batch", leave=False)
         tokens, tick = 0, time.monotonic()
-        for index in bar:
-            batch = collate(train.src_ids, train.tgt_ids, index).to(self.device)
-            loss, norm = self.train_step(batch)
-            tokens += batch.n_tgt_tokens
-            if self.step % t.log_every == 0:
-                rate = tokens / max(time.monotonic() - tick, 1e-9)
-                bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
-                self.board.scalars(
-                    {
-                        "train/loss": loss,
-                        "train/grad_norm": norm,
-                        "train/tokens_per_s": rate,
-                        "train/lr": self.opt.param_groups[0]["lr"],
-                    },
-                    self.step,
-                )
-                tokens, tick = 0, time.monotonic()
-            if t.val_every and self.step % t.val_every == 0 and self.validate():
-                return True
-            if self.out_of_budget():
-                return True
-        bar.close()
+        with tqdm(
+            batches, desc=f"epoch {self.epoch}", unit="batch", leave=False
+        ) as bar:
+            for index in bar:
+                batch = collate(train.src_ids, train.tgt_ids, index).to(self.device)
+                loss, norm = self.train_step(batch)
+                tokens += batch.n_tgt_tokens
+                if self.step % t.log_every == 0:
+                    rate = tokens / max(time.monotonic() - tick, 1e-9)
+                    bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
+                    self.log_train(loss, norm, rate)
+                    tokens, tick = 0, time.monotonic()
+                if t.val_every and self.step % t.val_every == 0:
+                    if self.validate():
+                        return True
+                    tokens, tick = 0, time.monotonic()  # tokens/s excludes validation
+                if self.out_of_budget():
+                    return True
         return not t.val_every and self.validate()
+
+    def log_train(self, loss: float, norm: float, rate: float) -> None:
+        lr = self.opt.param_groups[0]["lr"]
+        self.board.scalars(
+            {
+                "train/loss": loss,
+                "train/grad_norm": norm,
+                "train/tokens_per_s": rate,
+                "train/lr": lr,
+            },
+            self.step,
+        )
 
     def train_step(self, batch: Batch) -> tuple[float, float]:
         self.model.train()
