@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +39,12 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: no checkpoint here; train the run first")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, zipfile.BadZipFile, EOFError) as err:
-        first = (
-            str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        )
+    except Exception as err:  # any failure here means "not a checkpoint"
+        text = str(err).strip()
+        why = text.splitlines()[0] if text else type(err).__name__
         raise UserError(
-            f"{path}: not a loadable seq2seq checkpoint ({first})"
+            f"{path}: not a loadable seq2seq checkpoint ({why}); pass a best.pt or "
+            "last.pt written by seq2seq train"
         ) from None
     if not isinstance(payload, dict) or "model" not in payload:
         raise UserError(f"{path}: not a seq2seq checkpoint (no model weights)")

@@ -1,0 +1,58 @@
+"""Checkpoints: atomic writes, tensors only, clear errors for anything else."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+
+from seq2seq.checkpoint import load_checkpoint
+from seq2seq.errors import UserError
+
+
+class Hostile:
+    """Pickled objects must never be unpickled from a checkpoint."""
+
+    def __reduce__(self):  # pragma: no cover - executed only if loading is unsafe
+        return (print, ("unpickled!",))
+
+
+def test_plain_checkpoint_loads(tmp_path: Path) -> None:
+    path = tmp_path / "ok.pt"
+    torch.save({"model": {"w": torch.ones(2)}, "state": {"step": 3}}, path)
+    assert load_checkpoint(path)["state"]["step"] == 3
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not a checkpoint at all",
+        b"",
+        b"root:x:0:0:root:/root:/bin/bash\n",  # what --checkpoint /etc/passwd reads
+        pickle.dumps({"model": Hostile()}, protocol=2),
+    ],
+    ids=["garbage", "empty", "text-file", "pickled-object"],
+)
+def test_non_checkpoints_are_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.pt"
+    path.write_bytes(content)
+    with pytest.raises(UserError, match="bad.pt: not a loadable seq2seq checkpoint"):
+        load_checkpoint(path)
+
+
+def test_object_inside_torch_save_is_refused(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "hostile.pt"
+    torch.save({"model": {}, "extra": Hostile()}, path)
+    with pytest.raises(UserError, match="not a loadable"):
+        load_checkpoint(path)
+    assert "unpickled!" not in capsys.readouterr().out
+
+
+def test_missing_and_weightless(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="no checkpoint here"):
+        load_checkpoint(tmp_path / "none.pt")
+    torch.save({"state": {}}, tmp_path / "empty.pt")
+    with pytest.raises(UserError, match="no model weights"):
+        load_checkpoint(tmp_path / "empty.pt")
