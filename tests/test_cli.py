@@ -76,3 +76,16 @@ def test_bad_language_pair() -> None:
     assert_user_error(
         seq2seq("prepare", "multi30k", "--src", "de", "--tgt", "ja"), "ja"
     )
+
+
+@pytest.mark.skipif(
+    __import__("torch").cuda.is_available(), reason="this machine has CUDA"
+)
+def test_cuda_requested_without_cuda(tmp_path: Path) -> None:
+    s, t = write_parallel(tmp_path, "train", ["a b"], ["c d"])
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        f"data:\n  train: {{src: {s}, tgt: {t}}}\n  val: {{src: {s}, tgt: {t}}}\n"
+    )
+    proc = seq2seq("train", "--config", str(cfg), "--device", "cuda")
+    assert_user_error(proc, "no CUDA device")
