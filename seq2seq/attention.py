@@ -35,16 +35,21 @@ class Attention(nn.Module):
     def scores(self, query: Tensor, projected: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def forward(
+    def distribution(
         self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
-    ) -> tuple[Tensor, Tensor | None]:
+    ) -> Tensor:
+        """Softmax of the scores over real source positions (B, S)."""
         if projected is None:
             projected = self.project_keys(keys, mask)
         scores = self.scores(query, projected)  # (B, S)
         # exp(-inf) = 0: padding gets exactly zero weight.
-        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-        context = torch.bmm(weights.unsqueeze(1).to(keys.dtype), keys).squeeze(1)
-        return context, weights  # (B, D), (B, S)
+        return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        weights = self.distribution(query, keys, mask, projected)
+        return attend(weights, keys), weights  # (B, D), (B, S)
 
 
 class NoContext(Attention):
@@ -93,7 +98,7 @@ class MeanPool(Attention):
     ) -> tuple[Tensor, Tensor]:
         weights = mask.to(keys.dtype)
         weights = weights / weights.sum(dim=1, keepdim=True)  # (B, S)
-        return torch.bmm(weights.unsqueeze(1), keys).squeeze(1), weights
+        return attend(weights, keys), weights
 
 
 class Additive(Attention):
@@ -111,6 +116,21 @@ class Additive(Attention):
     def scores(self, query: Tensor, projected: Tensor) -> Tensor:
         hidden = torch.tanh(self.query_proj(query).unsqueeze(1) + projected)
         return self.v(hidden).squeeze(-1)  # (B, S)
+
+
+class Hard(Additive):
+    """``hard``: attend to exactly one source position, the argmax of the
+    additive scores. Straight-through estimator (Bengio et al. 2013): the
+    forward pass uses the one-hot choice, the backward pass the softmax's
+    gradient, so the scorer still learns."""
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        soft = self.distribution(query, keys, mask, projected)  # (B, S)
+        one_hot = torch.zeros_like(soft).scatter_(1, soft.argmax(-1, keepdim=True), 1.0)
+        weights = one_hot + soft - soft.detach()  # value: one_hot; gradient: soft's
+        return attend(weights, keys), weights
 
 
 class Dot(Attention):
@@ -137,6 +157,11 @@ class General(Dot):
 
     def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
         return self.key_proj(keys)  # (B, S, Hq): W_a h_s, once per batch
+
+
+def attend(weights: Tensor, keys: Tensor) -> Tensor:
+    """The context: the weighted sum of encoder states, (B, S) x (B, S, D) -> (B, D)."""
+    return torch.bmm(weights.unsqueeze(1).to(keys.dtype), keys).squeeze(1)
 
 
 def final_state(states: Tensor, mask: Tensor, bidirectional: bool) -> Tensor:

@@ -22,7 +22,7 @@ import yaml
 from seq2seq.errors import UserError
 
 AttentionMode = Literal[
-    "none", "context", "mean", "additive", "dot", "general", "scaled_dot"
+    "none", "context", "mean", "hard", "additive", "dot", "general", "scaled_dot"
 ]
 RNNType = Literal["gru", "lstm"]
 

@@ -64,6 +64,7 @@ def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Atten
         "context": lambda: att.FinalState(cfg.encoder.bidirectional),
         "mean": att.MeanPool,
         "additive": lambda: att.Additive(query_dim, key_dim, cfg.attention_dim),
+        "hard": lambda: att.Hard(query_dim, key_dim, cfg.attention_dim),
         "dot": att.Dot,
         "scaled_dot": att.ScaledDot,
         "general": lambda: att.General(query_dim, key_dim),

@@ -11,7 +11,7 @@ from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
-MODES = ["none", "context", "mean", "additive", "dot", "scaled_dot", "general"]
+MODES = ["none", "context", "mean", "hard", "additive", "dot", "scaled_dot", "general"]
 
 
 def tiny_model(mode: str, rnn: str = "gru", layers: int = 1, seed: int = 0) -> Seq2Seq:

@@ -105,3 +105,23 @@ def test_gradients_flow_through_scores() -> None:
     context.sum().backward()
     assert query.grad is not None and query.grad.abs().sum() > 0
     assert all(p.grad is not None for p in module.parameters())
+
+
+def test_hard_is_one_hot_forward_and_soft_backward() -> None:
+    torch.manual_seed(4)
+    hard = att.Hard(D, D, 5)
+    query = torch.randn(B, D, requires_grad=True)
+    keys = torch.randn(B, S, D)
+    context, weights = hard(query, keys, MASK)
+    soft = hard.distribution(query, keys, MASK)
+    # forward: exactly one real position, the soft argmax
+    assert torch.equal(weights.detach().sum(-1), torch.ones(B))
+    assert torch.equal((weights.detach() == 1).sum(-1), torch.ones(B, dtype=torch.long))
+    assert torch.equal(weights.detach().argmax(-1), soft.argmax(-1))
+    assert torch.all(weights.detach()[~MASK] == 0)
+    chosen = keys[torch.arange(B), weights.detach().argmax(-1)]
+    torch.testing.assert_close(context.detach(), chosen)
+    # backward: the softmax's gradient reaches the query and the scorer
+    context.pow(2).sum().backward()
+    assert query.grad is not None and query.grad.abs().sum() > 0
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in hard.parameters())
