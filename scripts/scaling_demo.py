@@ -40,7 +40,8 @@ def measure(d: int, keys: int, trials: int, scale: bool, seed: int) -> dict[str,
 def table(rows: list[tuple[int, dict, dict]], keys: int) -> str:
     lines = [
         f"{keys} keys; uniform entropy = ln({keys}) = {math.log(keys):.2f} nats",
-        "| d | score std raw | scaled | entropy raw | scaled | top weight raw | scaled |",
+        "| d | score std raw | scaled | entropy raw | scaled "
+        "| top weight raw | scaled |",
         "|---|---|---|---|---|---|---|",
     ]
     for d, raw, scaled in rows:
