@@ -82,3 +82,32 @@ def aer(predicted: Sequence[set[Link]], gold: Sequence[set[Link]]) -> float:
     hit = sum(len(a & s) for a, s in zip(predicted, gold, strict=True))
     total = sum(len(a) + len(s) for a, s in zip(predicted, gold, strict=True))
     return 1.0 - 2.0 * hit / total if total else 0.0
+
+
+def attention_stats(
+    weights: Tensor, src_len: Tensor, tgt_mask: Tensor
+) -> dict[str, float]:
+    """Sums over the real target tokens of one batch (divide by ``tokens``):
+
+    - ``entropy``: of each row's distribution over the source (nats),
+    - ``peak``: its largest weight,
+    - ``eos_mass``: the weight on the source end-of-sentence token,
+    - ``monotone``: 1 where the argmax does not move left of the previous
+      token's (a measure of diagonality; counted from the second token on).
+    """
+    w = weights.float()  # (B, T, S)
+    rows = tgt_mask.float()  # (B, T)
+    entropy = -(w * w.clamp_min(1e-12).log()).sum(-1)
+    eos = w.gather(
+        2, (src_len.to(w.device) - 1).view(-1, 1, 1).expand(-1, w.size(1), 1)
+    )
+    best = w.argmax(-1)  # (B, T)
+    steps = (best[:, 1:] >= best[:, :-1]).float() * rows[:, 1:]
+    return {
+        "tokens": float(rows.sum()),
+        "entropy": float((entropy * rows).sum()),
+        "peak": float((w.max(-1).values * rows).sum()),
+        "eos_mass": float((eos.squeeze(-1) * rows).sum()),
+        "monotone": float(steps.sum()),
+        "moves": float(rows[:, 1:].sum()),
+    }

@@ -12,7 +12,7 @@ from seq2seq.board import Board, Probe, pick_probes, samples_markdown
 from seq2seq.config import Config
 from seq2seq.data import bucket_batches, collate
 from seq2seq.device import autocast
-from seq2seq.metrics import bleu, chrf, sentence_bleu
+from seq2seq.metrics import attention_stats, bleu, chrf, sentence_bleu
 from seq2seq.model import Seq2Seq, loss_sum
 from seq2seq.search import decode_corpus
 from seq2seq.workspace import Workspace
@@ -38,22 +38,27 @@ class Validator:
         self.history = Path(cfg.run_dir) / "history.jsonl"
 
     @torch.no_grad()
-    def loss(self, model: Seq2Seq) -> float:
-        """Per-token validation cross-entropy under teacher forcing."""
+    def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
+        """Per-token validation cross-entropy under teacher forcing, and the
+        attention diagnostics of that forced decoding (empty without attention)."""
         model.eval()
         val, total, tokens = self.ws.val, 0.0, 0
+        sums: dict[str, float] = {}
         for index in bucket_batches(val.lengths(), self.cfg.train.batch_tokens):
             batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
             with autocast(self.device):
-                loss, _ = loss_sum(
+                loss, weights = loss_sum(
                     model, batch.src, batch.src_len, batch.tgt_in, batch.tgt_out
                 )
             total, tokens = total + loss.item(), tokens + batch.n_tgt_tokens
-        return total / max(tokens, 1)
+            if weights is not None:
+                stats = attention_stats(weights, batch.src_len, batch.tgt_out != 0)
+                sums = {k: sums.get(k, 0.0) + v for k, v in stats.items()}
+        return total / max(tokens, 1), _averages(sums)
 
     def run(self, model: Seq2Seq, step: int) -> dict[str, float]:
         val, tok = self.ws.val, self.ws.tokenizer
-        loss = self.loss(model)
+        loss, attention = self.loss(model)
         src_ids = [val.src_ids[i] for i in self.subset]
         hyps = decode_corpus(
             model,
@@ -74,9 +79,10 @@ class Validator:
         self.board.scalars(
             {f"val/{k}": v for k, v in result.items() if k != "step"}, step
         )
+        self.board.scalars({f"attention/{k}": v for k, v in attention.items()}, step)
         self.draw_probes(model, step)
         with open(self.history, "a", encoding="utf-8") as f:
-            f.write(json.dumps(result) + "\n")
+            f.write(json.dumps(result | {"attention": attention}) + "\n")
         self.last_step = step
         print(
             f"step {step}: val loss {loss:.3f} ppl {result['ppl']:.2f} "
@@ -132,3 +138,16 @@ class Validator:
             "hparam/steps": float(step),
         }
         self.board.hparams(params, metrics)
+
+
+def _averages(sums: dict[str, float]) -> dict[str, float]:
+    """Per-token means of :func:`attention_stats` sums."""
+    if not sums:
+        return {}
+    tokens, moves = max(sums["tokens"], 1.0), max(sums["moves"], 1.0)
+    return {
+        "entropy": sums["entropy"] / tokens,
+        "peak": sums["peak"] / tokens,
+        "eos_mass": sums["eos_mass"] / tokens,
+        "monotone": sums["monotone"] / moves,
+    }

@@ -52,3 +52,15 @@ def test_aer() -> None:
     assert aer([{(0, 0), (1, 1)}], gold) == 0.0
     assert aer([{(0, 1), (1, 0)}], gold) == 1.0
     assert abs(aer([{(0, 0)}], gold) - (1 - 2 / 3)) < 1e-9
+
+
+def test_attention_stats_on_known_weights() -> None:
+    from seq2seq.metrics import attention_stats
+
+    # one sentence: 3 source positions (last = EOS), 3 target rows, third is padding
+    w = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]])
+    stats = attention_stats(w, torch.tensor([3]), torch.tensor([[True, True, False]]))
+    assert stats["tokens"] == 2 and stats["moves"] == 1
+    assert abs(stats["entropy"] - 0.6931) < 1e-3  # 0 + ln 2
+    assert stats["peak"] == 1.5 and stats["eos_mass"] == 0.5
+    assert stats["monotone"] == 1.0  # argmax moved right (0 -> 1)

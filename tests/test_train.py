@@ -128,6 +128,8 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
         "val/chrf",
     ):
         assert scalar in tags["scalars"], scalar
+    for scalar in ("entropy", "peak", "eos_mass", "monotone"):
+        assert f"attention/{scalar}" in tags["scalars"], scalar
     assert "samples/text_summary" in tags["tensors"]
     assert "hparams" in events.PluginTagToContent(
         "hparams"
@@ -140,6 +142,7 @@ def test_no_attention_run_says_there_is_nothing_to_align(runs) -> None:
     events.Reload()
     assert not [t for t in events.Tags()["images"] if t.startswith("alignment/")]
     assert "alignment/text_summary" in events.Tags()["tensors"]
+    assert not [t for t in events.Tags()["scalars"] if t.startswith("attention/")]
 
 
 @pytest.mark.slow
