@@ -53,6 +53,12 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=["val", "test"])
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
     ev.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+
+    cmp = sub.add_parser("compare", help="one table and one plot across runs")
+    cmp.add_argument("run_dirs", type=Path, nargs="+")
+    cmp.add_argument("--split", default="test", choices=["val", "test"])
+    cmp.add_argument("--out", type=Path, default=Path("compare"))
+    cmp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     return p
 
 
@@ -81,6 +87,15 @@ def run(args: argparse.Namespace) -> None:
             format_result(
                 evaluate(args.run_dir, args.split, args.checkpoint, args.device)
             )
+        )
+    elif args.command == "compare":
+        from seq2seq.compare import compare, markdown
+
+        results = compare(args.run_dirs, args.split, args.out, args.device)
+        print(markdown(results))
+        print(
+            f"\nwrote {args.out}/: compare.md, compare.csv, compare.json, "
+            "bleu_by_length.png"
         )
 
 

@@ -41,3 +41,40 @@ def write_parallel(folder: Path, name: str, src: list[str], tgt: list[str]) -> t
     s.write_text("".join(x + "\n" for x in src), encoding="utf-8")
     t.write_text("".join(x + "\n" for x in tgt), encoding="utf-8")
     return s, t
+
+
+def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
+    """--set overrides training configs/synth_ende on a corpus folder."""
+    files = [
+        f"data.{split}.{side}={corpus}/{split}.{lang}"
+        for split in ("train", "val", "test")
+        for side, lang in (("src", "en"), ("tgt", "de"))
+    ]
+    return [
+        *files,
+        f"data.test.align={corpus}/test.align",
+        f"runs_dir={runs}",
+        f"name={name}",
+        f"train.max_steps={steps}",
+        f"train.val_every={steps // 2}",
+        "train.val_max_sentences=60",
+        "eval.buckets=[10, 20]",  # 1-10, 11-20, 21-30 (and longer)
+        "tokenizer.vocab_size=1000",  # this subset supports fewer pieces than 1300
+        "train.lr=0.006",
+        "train.batch_tokens=1500",
+    ]
+
+
+def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:
+    """The same for a tiny model trained for 16 steps (seconds)."""
+    return [
+        *overrides(corpus, runs, name, steps=16),
+        "tokenizer.vocab_size=300",
+        "model.attention_dim=8",
+        "model.encoder.embed_dim=8",
+        "model.encoder.hidden_size=8",
+        "model.decoder.embed_dim=8",
+        "model.decoder.hidden_size=16",
+        "train.batch_tokens=400",
+        "train.num_probes=1",
+    ]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO
+from conftest import REPO, overrides, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.config import load_config
@@ -23,7 +23,6 @@ from seq2seq.synth import write_corpus
 from seq2seq.train import train
 
 MAX_WORDS = 30  # short enough to train in a minute, long enough to show the bottleneck
-EDGES = "[10, 20]"  # buckets 1-10, 11-20, 21-30
 STEPS = 800  # attention "clicks" around step 500 with these settings
 
 
@@ -44,27 +43,6 @@ def short_corpus(folder: Path) -> dict[str, int]:
             (folder / f"{split}.{ext}").write_text(text, encoding="utf-8")
         sizes[split] = len(keep)
     return sizes
-
-
-def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
-    files = [
-        f"data.{split}.{side}={corpus}/{split}.{lang}"
-        for split in ("train", "val", "test")
-        for side, lang in (("src", "en"), ("tgt", "de"))
-    ]
-    return [
-        *files,
-        f"data.test.align={corpus}/test.align",
-        f"runs_dir={runs}",
-        f"name={name}",
-        f"train.max_steps={steps}",
-        f"train.val_every={steps // 2}",
-        "train.val_max_sentences=60",
-        f"eval.buckets={EDGES}",
-        "tokenizer.vocab_size=1000",  # this subset supports fewer pieces than 1300
-        "train.lr=0.006",
-        "train.batch_tokens=1500",
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -208,20 +186,6 @@ def test_tensorboard_serves_the_heatmaps(runs) -> None:
         server.terminate()
         server.wait(timeout=30)
     assert server.returncode is not None
-
-
-def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:
-    return [
-        *overrides(corpus, runs, name, steps=16),
-        "tokenizer.vocab_size=300",
-        "model.attention_dim=8",
-        "model.encoder.embed_dim=8",
-        "model.encoder.hidden_size=8",
-        "model.decoder.embed_dim=8",
-        "model.decoder.hidden_size=16",
-        "train.batch_tokens=400",
-        "train.num_probes=1",
-    ]
 
 
 def test_same_seed_same_weights(tmp_path: Path) -> None:

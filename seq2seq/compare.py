@@ -1,0 +1,122 @@
+"""``seq2seq compare RUN_DIR... [--split test] [--out DIR]``: one table, one plot.
+
+Reads each run's ``eval_<split>.json`` (evaluating the run first if it is
+missing) and writes to ``DIR``: ``compare.md`` and ``compare.csv`` (the table),
+``compare.json`` (machine-readable) and ``bleu_by_length.png`` (BLEU against
+source length, one line per run, with the sentence count of each bucket).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from seq2seq.errors import UserError
+from seq2seq.evaluate import evaluate
+
+FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
+
+
+def collect(run_dirs: Sequence[Path], split: str, device: str) -> list[dict[str, Any]]:
+    """The evaluation of every run, in the order given."""
+    results = []
+    for run in map(Path, run_dirs):
+        path = run / f"eval_{split}.json"
+        if path.is_file():
+            try:
+                result = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as err:
+                raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
+        else:
+            result = evaluate(run, split, device_name=device)
+        results.append({key: result[key] for key in FIELDS} | {"run": str(run)})
+    edges = {tuple((b["lo"], b["hi"]) for b in r["buckets"]) for r in results}
+    if len(edges) > 1:
+        raise UserError(
+            "the runs use different length buckets (eval.buckets); evaluate them "
+            "with the same buckets to compare"
+        )
+    return results
+
+
+def _cell(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the comparison table."""
+    head = ["run", "mode", "params", "BLEU", "chrF", "AER"] + [
+        f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in results[0]["buckets"]
+    ]
+    body = [
+        [
+            r["run"],
+            r["mode"],
+            f"{r['params']:,}",
+            _cell(r["bleu"]),
+            _cell(r["chrf"]),
+            _cell(r["aer"], 3),
+        ]
+        + [_cell(b["bleu"]) for b in r["buckets"]]
+        for r in results
+    ]
+    return head, body
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    head, body = rows(results)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines)
+
+
+def plot(results: list[dict[str, Any]], path: Path) -> None:
+    """BLEU per source-length bucket, one line per run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    buckets = results[0]["buckets"]
+    labels = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in buckets]
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    for r in results:
+        scores = [b["bleu"] for b in r["buckets"]]
+        ax.plot(range(len(scores)), scores, "o-", label=f"{r['mode']} ({r['run']})")
+    ax.set_xticks(range(len(labels)), labels=labels)
+    ax.set_xlabel("source length (words)")
+    ax.set_ylabel("BLEU")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("BLEU by source length")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def compare(
+    run_dirs: Sequence[Path],
+    split: str = "test",
+    out: Path = Path("compare"),
+    device: str = "auto",
+) -> list[dict[str, Any]]:
+    if not run_dirs:
+        raise UserError("compare: name at least one run directory")
+    results = collect(run_dirs, split, device)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.md").write_text(markdown(results) + "\n", encoding="utf-8")
+    with open(out / "compare.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(rows(results)[0])  # same columns as the table, raw numbers
+        for r in results:
+            writer.writerow(
+                [r["run"], r["mode"], r["params"], r["bleu"], r["chrf"], r["aer"]]
+                + [b["bleu"] for b in r["buckets"]]
+            )
+    (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
+    plot(results, out / "bleu_by_length.png")
+    return results

@@ -1,0 +1,60 @@
+"""seq2seq compare: table, CSV, JSON and plot across finished runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REPO, tiny_overrides
+
+from seq2seq.compare import compare
+from seq2seq.config import load_config
+from seq2seq.errors import UserError
+from seq2seq.evaluate import evaluate
+from seq2seq.synth import write_corpus
+from seq2seq.train import train
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("compare")
+    write_corpus(root / "corpus", seed=6, sizes={"train": 400, "val": 20, "test": 40})
+    out = []
+    for mode in ("none", "additive"):
+        cfg = load_config(
+            REPO / f"configs/synth_ende/{mode}.yaml",
+            tiny_overrides(root / "corpus", root / "runs", mode),
+        )
+        out.append(train(cfg, "cpu"))
+    evaluate(out[1], "test", device_name="cpu")  # the other is evaluated by compare
+    return out
+
+
+def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    results = compare(runs, "test", out, "cpu")
+    assert (runs[0] / "eval_test.json").is_file()  # evaluated on demand
+    data = json.loads((out / "compare.json").read_text())
+    assert data == results and [r["mode"] for r in data] == ["none", "additive"]
+    for r in data:
+        assert set(r) == {"run", "mode", "params", "bleu", "chrf", "buckets", "aer"}
+        assert sum(b["n"] for b in r["buckets"]) == 40
+        assert all(set(b) == {"lo", "hi", "n", "bleu"} for b in r["buckets"])
+    assert data[0]["aer"] is None and data[1]["aer"] is not None
+    table = (out / "compare.md").read_text()
+    assert table.count("\n") == 4 and "additive" in table
+    rows = list(csv.reader((out / "compare.csv").open()))
+    assert len(rows) == 3 and rows[2][2] == str(data[1]["params"])
+    assert (out / "bleu_by_length.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    result = json.loads((runs[1] / "eval_test.json").read_text())
+    result["buckets"] = result["buckets"][:1]
+    (other / "eval_test.json").write_text(json.dumps(result))
+    with pytest.raises(UserError, match="different length buckets"):
+        compare([runs[1], other], "test", tmp_path / "cmp", "cpu")
