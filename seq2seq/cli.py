@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> None:
 
         results = compare(args.run_dirs, args.split, args.out, args.device)
         print(markdown(results))
+        if (args.out / "significance.md").is_file():
+            print("\n" + (args.out / "significance.md").read_text(encoding="utf-8"))
         print(
             f"\nwrote {args.out}/: compare.md, compare.csv, compare.json, "
             "bleu_by_length.png"

@@ -14,8 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from seq2seq.config import load_config
+from seq2seq.data import load_split, read_lines
 from seq2seq.errors import UserError
-from seq2seq.evaluate import evaluate
+from seq2seq.evaluate import evaluate, split_files
+from seq2seq.metrics import length_buckets, paired_bootstrap
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
 
@@ -40,6 +43,66 @@ def collect(run_dirs: Sequence[Path], split: str, device: str) -> list[dict[str,
             "with the same buckets to compare"
         )
     return results
+
+
+def significance(
+    results: list[dict[str, Any]], split: str, edges: list[int]
+) -> str | None:
+    """Paired bootstrap of every run against the first (the baseline), overall
+    and per length bucket; adds ``vs_baseline`` to each result. Returns the
+    sacreBLEU signature, or None when the runs were scored on different text."""
+    runs = [Path(r["run"]) for r in results]
+    files = [split_files(load_config(run / "config.yaml"), split) for run in runs]
+    if any(f != files[0] for f in files):
+        return None  # not the same test set: nothing to pair
+    data = load_split(files[0], split)
+    hyps = [read_lines(run / f"hyp_{split}.txt") for run in runs]
+    if any(len(h) != len(data.tgt) for h in hyps):
+        return None  # not the same test set: nothing to pair
+    buckets = length_buckets([len(s.split()) for s in data.src], edges)
+    signature = None
+    for r, h in zip(results[1:], hyps[1:], strict=True):
+        overall, signature = paired_bootstrap(hyps[0], {"run": h}, data.tgt)
+        per_bucket = []
+        for lo, hi, index in buckets:
+            pick = [[x[i] for i in index] for x in (hyps[0], h, data.tgt)]
+            scores = (
+                paired_bootstrap(pick[0], {"run": pick[1]}, pick[2])[0] if index else {}
+            )
+            per_bucket.append({"lo": lo, "hi": hi, **scores.get("run", {})})
+        r["vs_baseline"] = {
+            "baseline": results[0]["run"],
+            **overall["run"],
+            "buckets": per_bucket,
+        }
+    results[0]["vs_baseline"] = None
+    return signature
+
+
+def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
+    base = results[0]
+    head = ["run", "mode", "BLEU (mean ± 95% CI)", "p vs baseline"] + [
+        f"p {b['lo']}-{b['hi']}" for b in base["buckets"]
+    ]
+    lines = [
+        f"Paired bootstrap against {base['run']} ({base['mode']}); {signature}",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for r in results[1:]:
+        vs = r["vs_baseline"]
+        cells = [
+            r["run"],
+            r["mode"],
+            f"{vs['mean']:.1f} ± {vs['ci']:.1f}",
+            f"{vs['p_value']:.4f}",
+        ]
+        cells += [
+            f"{b['p_value']:.4f}" if "p_value" in b else "-" for b in vs["buckets"]
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _cell(value: float | None, digits: int = 1) -> str:
@@ -117,6 +180,13 @@ def compare(
                 [r["run"], r["mode"], r["params"], r["bleu"], r["chrf"], r["aer"]]
                 + [b["bleu"] for b in r["buckets"]]
             )
+    signature = None
+    if len(results) > 1:
+        edges = [b["hi"] for b in results[0]["buckets"][:-1]]
+        signature = significance(results, split, edges)
+    if signature:
+        text = significance_markdown(results, signature) + "\n"
+        (out / "significance.md").write_text(text, encoding="utf-8")
     (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
     plot(results, out / "bleu_by_length.png")
     return results

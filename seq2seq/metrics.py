@@ -111,3 +111,30 @@ def attention_stats(
         "monotone": float(steps.sum()),
         "moves": float(rows[:, 1:].sum()),
     }
+
+
+def paired_bootstrap(
+    baseline: Sequence[str],
+    systems: dict[str, Sequence[str]],
+    refs: Sequence[str],
+    samples: int = 1000,
+) -> tuple[dict[str, dict[str, float]], str]:
+    """sacreBLEU's paired bootstrap resampling (Koehn 2004) of each system's
+    BLEU against the baseline: {name: {score, mean, ci, p_value}}, signature."""
+    from sacrebleu.significance import PairedTest
+
+    test = PairedTest(
+        [("baseline", list(baseline)), *((k, list(v)) for k, v in systems.items())],
+        {"BLEU": sacrebleu.BLEU(references=[list(refs)])},
+        references=None,
+        test_type="bs",
+        n_samples=samples,
+    )
+    signatures, scores = test()
+    out = {}
+    for name, result in zip(scores["System"][1:], scores["BLEU"][1:], strict=True):
+        out[name] = {
+            key: float(getattr(result, key))
+            for key in ("score", "mean", "ci", "p_value")
+        }
+    return out, str(signatures["BLEU"])

@@ -39,7 +39,7 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     data = json.loads((out / "compare.json").read_text())
     assert data == results and [r["mode"] for r in data] == ["none", "additive"]
     for r in data:
-        assert set(r) == {"run", "mode", "params", "bleu", "chrf", "buckets", "aer"}
+        assert {"run", "mode", "params", "bleu", "chrf", "buckets", "aer"} <= set(r)
         assert sum(b["n"] for b in r["buckets"]) == 40
         assert all(set(b) == {"lo", "hi", "n", "bleu"} for b in r["buckets"])
     assert data[0]["aer"] is None and data[1]["aer"] is not None
@@ -48,6 +48,15 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     rows = list(csv.reader((out / "compare.csv").open()))
     assert len(rows) == 3 and rows[2][2] == str(data[1]["params"])
     assert (out / "bleu_by_length.png").read_bytes().startswith(b"\x89PNG")
+    # paired bootstrap against the first run, overall and per bucket
+    assert data[0]["vs_baseline"] is None
+    vs = data[1]["vs_baseline"]
+    assert vs["baseline"] == str(runs[0]) and 0 < vs["p_value"] <= 1
+    assert abs(vs["score"] - data[1]["bleu"]) < 1e-9
+    assert [(b["lo"], b["hi"]) for b in vs["buckets"]] == [
+        (b["lo"], b["hi"]) for b in data[1]["buckets"]
+    ]
+    assert "bs:1000" in (out / "significance.md").read_text()
 
 
 def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:
