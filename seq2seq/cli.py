@@ -59,6 +59,11 @@ def parser() -> argparse.ArgumentParser:
     cmp.add_argument("--split", default="test", choices=["val", "test"])
     cmp.add_argument("--out", type=Path, default=Path("compare"))
     cmp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+
+    exp = sub.add_parser(
+        "experiment", help="train a list of configs alike, then compare"
+    )
+    exp.add_argument("file", type=Path)
     return p
 
 
@@ -88,6 +93,10 @@ def run(args: argparse.Namespace) -> None:
                 evaluate(args.run_dir, args.split, args.checkpoint, args.device)
             )
         )
+    elif args.command == "experiment":
+        from seq2seq.experiment import experiment
+
+        experiment(args.file)
     elif args.command == "compare":
         from seq2seq.compare import compare, markdown
 

@@ -1,0 +1,123 @@
+"""``seq2seq experiment FILE.yaml``: train a list of configs alike, then compare.
+
+An experiment file names the configs, the seeds, the overrides every run gets
+(the shared budget, e.g. ``train.max_steps=2000``) and where the runs go::
+
+    name: bottleneck_synth_ende
+    configs: [configs/synth_ende/none.yaml, configs/synth_ende/additive.yaml]
+    seeds: [1]
+    overrides: [train.max_steps=2000]
+    jobs: 2          # trainings at a time, one CPU thread each
+
+Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when it already has
+its ``eval_<split>.json``, so an interrupted experiment resumes where it stopped.
+The comparison goes to ``<runs_dir>/<name>/compare/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from seq2seq.compare import compare, markdown
+from seq2seq.config import build, read_yaml
+from seq2seq.errors import UserError
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    configs: tuple[str, ...]
+    seeds: tuple[int, ...] = (1,)
+    overrides: tuple[str, ...] = ()  # --set items every run gets
+    runs_dir: str = "runs/experiments"
+    split: str = "test"
+    jobs: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.configs:
+            raise UserError("config key 'configs': name at least one config")
+        if self.jobs < 1:
+            raise UserError("config key 'jobs': must be >= 1")
+
+    @property
+    def root(self) -> Path:
+        return Path(self.runs_dir) / self.name
+
+
+@dataclass
+class Job:
+    config: Path
+    seed: int
+    run_dir: Path
+    args: list[str] = field(default_factory=list)
+
+
+def load_experiment(path: Path) -> Experiment:
+    try:
+        exp = build(Experiment, read_yaml(path), "")
+    except UserError as err:
+        raise UserError(f"{path}: {err}") from None
+    for config in exp.configs:
+        if not Path(config).is_file():
+            raise UserError(f"{path}: config {config} not found")
+    return exp
+
+
+def plan(exp: Experiment) -> list[Job]:
+    jobs = []
+    for config in map(Path, exp.configs):
+        for seed in exp.seeds:
+            run_dir = exp.root / f"{config.stem}-s{seed}"
+            args = [
+                "--config",
+                str(config),
+                "--overwrite",
+                "--set",
+                f"runs_dir={exp.root}",
+                "--set",
+                f"name={run_dir.name}",
+                "--set",
+                f"train.seed={seed}",
+            ]
+            for item in exp.overrides:
+                args += ["--set", item]
+            jobs.append(Job(config, seed, run_dir, args))
+    return jobs
+
+
+def run_jobs(jobs: list[Job], split: str, parallel: int) -> None:
+    """Train and evaluate each job in a subprocess, ``parallel`` at a time."""
+    env = os.environ | ({"OMP_NUM_THREADS": "1"} if parallel > 1 else {})
+    seq2seq = [sys.executable, "-m", "seq2seq"]
+    pending = list(jobs)
+    running: list[tuple[Job, subprocess.Popen]] = []
+    while pending or running:
+        while pending and len(running) < parallel:
+            job = pending.pop(0)
+            train = shlex.join([*seq2seq, "train", *job.args])
+            evaluate = shlex.join(
+                [*seq2seq, "evaluate", str(job.run_dir), "--split", split]
+            )
+            cmd = f"{train} && {evaluate}"
+            running.append((job, subprocess.Popen(cmd, shell=True, env=env)))
+        job, proc = running.pop(0)
+        if proc.wait() != 0:
+            raise UserError(f"{job.run_dir}: training or evaluation failed (see above)")
+
+
+def experiment(path: Path) -> list[dict]:
+    exp = load_experiment(path)
+    jobs = plan(exp)
+    todo = [j for j in jobs if not (j.run_dir / f"eval_{exp.split}.json").is_file()]
+    print(f"{exp.name}: {len(jobs)} runs, {len(jobs) - len(todo)} already finished")
+    run_jobs(todo, exp.split, exp.jobs)
+    out = exp.root / "compare"
+    results = compare([j.run_dir for j in jobs], exp.split, out, "cpu")
+    print(markdown(results))
+    print(f"\nwrote {out}/")
+    return results

@@ -1,0 +1,64 @@
+"""seq2seq experiment: trains a list of configs alike, resumes, compares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REPO, tiny_overrides
+
+from seq2seq.errors import UserError
+from seq2seq.experiment import experiment, load_experiment
+from seq2seq.synth import write_corpus
+
+
+def write_experiment(tmp_path: Path) -> Path:
+    write_corpus(
+        tmp_path / "corpus", seed=7, sizes={"train": 300, "val": 20, "test": 30}
+    )
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "unused", "unused")
+    items = [i for i in items if not i.startswith(("runs_dir=", "name="))]
+    spec = {
+        "name": "tiny",
+        "runs_dir": str(tmp_path / "runs"),
+        "configs": [
+            str(REPO / f"configs/synth_ende/{m}.yaml") for m in ("none", "dot")
+        ],
+        "seeds": [1],
+        "overrides": items,
+        "jobs": 2,
+    }
+    path = tmp_path / "exp.yaml"
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    return path
+
+
+def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
+    path = write_experiment(tmp_path)
+    results = experiment(path)
+    assert [r["mode"] for r in results] == ["none", "dot"]
+    root = tmp_path / "runs" / "tiny"
+    for name in ("none-s1", "dot-s1"):
+        assert (root / name / "eval_test.json").is_file()
+    assert (root / "compare" / "compare.json").is_file()
+    before = (root / "dot-s1" / "best.pt").stat().st_mtime_ns
+    experiment(path)  # everything finished: nothing is retrained
+    assert "2 already finished" in capsys.readouterr().out
+    assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
+
+
+def test_bad_experiment_files(tmp_path: Path) -> None:
+    path = tmp_path / "e.yaml"
+    path.write_text("name: x\nconfigs: [nope.yaml]\n")
+    with pytest.raises(UserError, match="nope.yaml not found"):
+        load_experiment(path)
+    path.write_text("name: x\nconfigs: []\nseedz: [1]\n")
+    with pytest.raises(UserError, match="did you mean 'seeds'"):
+        load_experiment(path)
+
+
+def test_shipped_experiments_load() -> None:
+    for path in sorted((REPO / "configs/experiments").glob("*.yaml")):
+        exp = load_experiment(path)
+        assert exp.configs
