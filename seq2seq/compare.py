@@ -35,7 +35,11 @@ def collect(run_dirs: Sequence[Path], split: str, device: str) -> list[dict[str,
                 raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
         else:
             result = evaluate(run, split, device_name=device)
-        results.append({key: result[key] for key in FIELDS} | {"run": str(run)})
+        results.append(
+            {key: result[key] for key in FIELDS}
+            | {"run": str(run), "bleu_lc": result.get("bleu_lc")}
+            | training_summary(run)
+        )
     edges = {tuple((b["lo"], b["hi"]) for b in r["buckets"]) for r in results}
     if len(edges) > 1:
         raise UserError(
@@ -105,25 +109,58 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
     return "\n".join(lines)
 
 
+def training_summary(run: Path) -> dict[str, float | None]:
+    """Best validation BLEU, the perplexity there, and training minutes, from
+    the run's history.jsonl (None where the run has none)."""
+    path = run / "history.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    history = [json.loads(line) for line in lines if line.strip()]
+    if not history:
+        return {"val_bleu": None, "val_ppl": None, "train_minutes": None}
+    best = max(history, key=lambda h: h["bleu"])
+    elapsed = history[-1].get("elapsed_s")
+    return {
+        "val_bleu": best["bleu"],
+        "val_ppl": best["ppl"],
+        "train_minutes": None if elapsed is None else elapsed / 60,
+    }
+
+
 def _cell(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
 def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Header and cells of the comparison table."""
-    head = ["run", "mode", "params", "BLEU", "chrF", "AER"] + [
-        f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in results[0]["buckets"]
-    ]
+    head = (
+        [
+            "run",
+            "mode",
+            "params",
+            "train min",
+            "val BLEU",
+            "val ppl",
+            "BLEU",
+            "chrF",
+            "AER",
+        ]
+        + [f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in results[0]["buckets"]]
+        + ["BLEU lowercased (tutorial setting)"]
+    )
     body = [
         [
             r["run"],
             r["mode"],
             f"{r['params']:,}",
+            _cell(r["train_minutes"]),
+            _cell(r["val_bleu"]),
+            _cell(r["val_ppl"], 2),
             _cell(r["bleu"]),
             _cell(r["chrf"]),
             _cell(r["aer"], 3),
         ]
         + [_cell(b["bleu"]) for b in r["buckets"]]
+        + [_cell(r["bleu_lc"])]
         for r in results
     ]
     return head, body
@@ -177,8 +214,19 @@ def compare(
         writer.writerow(rows(results)[0])  # same columns as the table, raw numbers
         for r in results:
             writer.writerow(
-                [r["run"], r["mode"], r["params"], r["bleu"], r["chrf"], r["aer"]]
+                [
+                    r["run"],
+                    r["mode"],
+                    r["params"],
+                    r["train_minutes"],
+                    r["val_bleu"],
+                    r["val_ppl"],
+                    r["bleu"],
+                    r["chrf"],
+                    r["aer"],
+                ]
                 + [b["bleu"] for b in r["buckets"]]
+                + [r["bleu_lc"]]
             )
     signature = None
     if len(results) > 1:

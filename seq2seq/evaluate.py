@@ -114,6 +114,7 @@ def evaluate(
         "n": len(texts),
         "bleu": bleu_score,
         "chrf": chrf_score,
+        "bleu_lc": bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
         "signature": signature,
         "chrf_signature": chrf_signature,
         "buckets": bleu_by_length(texts, refs, data.src_words(), cfg.eval.buckets),

@@ -10,9 +10,15 @@ from torch import Tensor
 Link = tuple[int, int]
 
 
-def bleu(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
-    """Corpus BLEU (sacreBLEU defaults: 13a, case-sensitive) and its signature."""
-    metric = sacrebleu.BLEU()
+def bleu(
+    hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False
+) -> tuple[float, str]:
+    """Corpus BLEU (sacreBLEU defaults: 13a, case-sensitive) and its signature.
+
+    ``lowercase=True`` scores lowercased text: the setting of the widely used
+    bentrevett/pytorch-seq2seq tutorials (lowercased, tokenized), for comparing
+    with their figures only; the cased score is the headline."""
+    metric = sacrebleu.BLEU(lowercase=lowercase)
     score = metric.corpus_score(list(hyps), [list(refs)])
     return score.score, str(metric.get_signature())
 

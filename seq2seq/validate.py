@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import torch
@@ -35,6 +36,7 @@ class Validator:
             for i in pick_probes(val.src_words(), cfg.train.num_probes)
         ]
         self.last_step = -1
+        self.start = time.monotonic()
         self.history = Path(cfg.run_dir) / "history.jsonl"
 
     @torch.no_grad()
@@ -82,7 +84,9 @@ class Validator:
         self.board.scalars({f"attention/{k}": v for k, v in attention.items()}, step)
         self.draw_probes(model, step)
         with open(self.history, "a", encoding="utf-8") as f:
-            f.write(json.dumps(result | {"attention": attention}) + "\n")
+            elapsed = time.monotonic() - self.start
+            f.write(json.dumps(result | {"elapsed_s": elapsed, "attention": attention}))
+            f.write("\n")
         self.last_step = step
         print(
             f"step {step}: val loss {loss:.3f} ppl {result['ppl']:.2f} "

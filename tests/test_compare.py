@@ -44,9 +44,10 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
         assert all(set(b) == {"lo", "hi", "n", "bleu"} for b in r["buckets"])
     assert data[0]["aer"] is None and data[1]["aer"] is not None
     table = (out / "compare.md").read_text()
-    assert table.count("\n") == 4 and "additive" in table
+    assert table.count("\n") == 4 and "additive" in table and "lowercased" in table
     rows = list(csv.reader((out / "compare.csv").open()))
     assert len(rows) == 3 and rows[2][2] == str(data[1]["params"])
+    assert rows[0][3] == "train min" and float(rows[2][3]) > 0
     assert (out / "bleu_by_length.png").read_bytes().startswith(b"\x89PNG")
     # paired bootstrap against the first run, overall and per bucket
     assert data[0]["vs_baseline"] is None
