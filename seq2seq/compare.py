@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from matplotlib.figure import Figure
+
+from seq2seq.board import Board
 from seq2seq.config import load_config
 from seq2seq.data import load_split, read_lines
 from seq2seq.errors import UserError
@@ -173,11 +176,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def plot(results: list[dict[str, Any]], path: Path) -> None:
-    """BLEU per source-length bucket, one line per run."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+def plot(results: list[dict[str, Any]], path: Path) -> Figure:
+    """BLEU per source-length bucket, one line per run; saved to ``path``."""
     import matplotlib.pyplot as plt
 
     buckets = results[0]["buckets"]
@@ -195,7 +195,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     ax.set_title("BLEU by source length")
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 def compare(
@@ -236,5 +236,11 @@ def compare(
         text = significance_markdown(results, signature) + "\n"
         (out / "significance.md").write_text(text, encoding="utf-8")
     (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
-    plot(results, out / "bleu_by_length.png")
+    fig = plot(results, out / "bleu_by_length.png")
+    board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare
+    board.writer.add_figure("compare/bleu_by_length", fig, 0, close=True)
+    board.text("compare/table", markdown(results), 0)
+    if signature:
+        board.text("compare/significance", significance_markdown(results, signature), 0)
+    board.close()
     return results

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, tiny_overrides
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.compare import compare
 from seq2seq.config import load_config
@@ -58,6 +59,13 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
         (b["lo"], b["hi"]) for b in data[1]["buckets"]
     ]
     assert "bs:1000" in (out / "significance.md").read_text()
+    # the same table and plot in TensorBoard, as a run of their own
+    events = EventAccumulator(str(out))
+    events.Reload()
+    assert "compare/bleu_by_length" in events.Tags()["images"]
+    assert {"compare/table/text_summary", "compare/significance/text_summary"} <= set(
+        events.Tags()["tensors"]
+    )
 
 
 def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:
