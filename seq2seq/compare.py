@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from seq2seq.board import Board
-from seq2seq.config import load_config
+from seq2seq.config import load_config, read_yaml
 from seq2seq.data import load_split, read_lines
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate, split_files
@@ -169,6 +170,46 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
+def seed_groups(results: list[dict[str, Any]]) -> list[list[int]]:
+    """Indices of runs whose configs differ only in ``train.seed`` (and where
+    they were written: ``name``, ``runs_dir``)."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(results):
+        cfg = read_yaml(Path(r["run"]) / "config.yaml")
+        cfg.pop("name", None)
+        cfg.pop("runs_dir", None)
+        cfg.get("train", {}).pop("seed", None)
+        groups.setdefault(json.dumps(cfg, sort_keys=True), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def seeds_markdown(results: list[dict[str, Any]], groups: list[list[int]]) -> str:
+    """Mean ± standard deviation over the seeds of each group."""
+
+    def spread(values: list[float | None]) -> str:
+        xs = [v for v in values if v is not None]
+        return f"{statistics.mean(xs):.1f} ± {statistics.stdev(xs):.1f}" if xs else "-"
+
+    head = ["mode", "runs", "BLEU", "chrF"] + [
+        f"BLEU {b['lo']}-{b['hi']}" for b in results[0]["buckets"]
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for group in groups:
+        rs = [results[i] for i in group]
+        cells = [
+            rs[0]["mode"],
+            str(len(rs)),
+            spread([r["bleu"] for r in rs]),
+            spread([r["chrf"] for r in rs]),
+        ]
+        cells += [
+            spread([r["buckets"][k]["bleu"] for r in rs])
+            for k in range(len(rs[0]["buckets"]))
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def markdown(results: list[dict[str, Any]]) -> str:
     head, body = rows(results)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -208,7 +249,11 @@ def compare(
         raise UserError("compare: name at least one run directory")
     results = collect(run_dirs, split, device)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.md").write_text(markdown(results) + "\n", encoding="utf-8")
+    table = markdown(results)
+    groups = seed_groups(results)
+    if groups:
+        table += "\n\nMean ± std over seeds:\n\n" + seeds_markdown(results, groups)
+    (out / "compare.md").write_text(table + "\n", encoding="utf-8")
     with open(out / "compare.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(rows(results)[0])  # same columns as the table, raw numbers
@@ -239,7 +284,7 @@ def compare(
     fig = plot(results, out / "bleu_by_length.png")
     board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare
     board.writer.add_figure("compare/bleu_by_length", fig, 0, close=True)
-    board.text("compare/table", markdown(results), 0)
+    board.text("compare/table", table, 0)
     if signature:
         board.text("compare/significance", significance_markdown(results, signature), 0)
     board.close()

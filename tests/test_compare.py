@@ -76,3 +76,16 @@ def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:
     (other / "eval_test.json").write_text(json.dumps(result))
     with pytest.raises(UserError, match="different length buckets"):
         compare([runs[1], other], "test", tmp_path / "cmp", "cpu")
+
+
+def test_seeds_of_one_config_are_summarised(runs, tmp_path: Path) -> None:
+    again = load_config(
+        runs[1] / "config.yaml", ["train.seed=2", f"runs_dir={tmp_path}", "name=s2"]
+    )
+    second = train(again, "cpu")
+    results = compare([runs[0], runs[1], second], "test", tmp_path / "cmp", "cpu")
+    table = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "Mean ± std over seeds" in table
+    summary = table.split("Mean ± std over seeds")[1]
+    assert "| additive | 2 |" in summary and "| none |" not in summary
+    assert len(results) == 3
