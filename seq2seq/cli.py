@@ -9,6 +9,9 @@ from pathlib import Path
 
 from seq2seq.errors import UserError
 
+SPLITS = ["val", "test", "val_joined", "test_joined"]
+SPLIT_HELP = "<split>_joined joins k = 1..4 consecutive pairs into one (long text)"
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seq2seq", description=__doc__)
@@ -50,13 +53,13 @@ def parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="score a trained run on a split")
     ev.add_argument("run_dir", type=Path)
-    ev.add_argument("--split", default="test", choices=["val", "test"])
+    ev.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
     ev.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
 
     cmp = sub.add_parser("compare", help="one table and one plot across runs")
     cmp.add_argument("run_dirs", type=Path, nargs="+")
-    cmp.add_argument("--split", default="test", choices=["val", "test"])
+    cmp.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     cmp.add_argument("--out", type=Path, default=Path("compare"))
     cmp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
 

@@ -19,9 +19,9 @@ from matplotlib.figure import Figure
 
 from seq2seq.board import Board
 from seq2seq.config import load_config, read_yaml
-from seq2seq.data import load_split, read_lines
+from seq2seq.data import read_lines
 from seq2seq.errors import UserError
-from seq2seq.evaluate import evaluate, split_files
+from seq2seq.evaluate import eval_split, evaluate, split_files
 from seq2seq.metrics import length_buckets, paired_bootstrap
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
@@ -63,7 +63,7 @@ def significance(
     files = [split_files(load_config(run / "config.yaml"), split) for run in runs]
     if any(f != files[0] for f in files):
         return None  # not the same test set: nothing to pair
-    data = load_split(files[0], split)
+    data = eval_split(load_config(runs[0] / "config.yaml"), split).split
     hyps = [read_lines(run / f"hyp_{split}.txt") for run in runs]
     if any(len(h) != len(data.tgt) for h in hyps):
         return None  # not the same test set: nothing to pair

@@ -19,6 +19,7 @@ from torch import Tensor
 
 from seq2seq.config import DataConfig, SplitFiles
 from seq2seq.errors import UserError
+from seq2seq.joined import join
 from seq2seq.tokenizer import BOS, EOS, PAD
 
 Alignment = list[tuple[int, int]]  # (source word, target word) links
@@ -100,27 +101,49 @@ def load_split(
             f"side ({files.src})",
             file=sys.stderr,
         )
-    if max_src_words or max_tgt_words:
-        keep = [
-            i
-            for i in keep
-            if len(src[i].split()) <= (max_src_words or sys.maxsize)
-            and len(tgt[i].split()) <= (max_tgt_words or sys.maxsize)
-        ]
     if not keep:
         raise UserError(f"{files.src}: no usable sentence pairs in the {name} split")
-    return Split(
+    split = Split(
         name,
         [src[i] for i in keep],
         [tgt[i] for i in keep],
         [align[i] for i in keep] if align is not None else None,
     )
+    if max_src_words or max_tgt_words:
+        split = limit_length(split, files, max_src_words, max_tgt_words)
+    return split
+
+
+def limit_length(
+    split: Split, files: SplitFiles, max_src: int | None, max_tgt: int | None
+) -> Split:
+    """Drop pairs with more than ``max_src``/``max_tgt`` words."""
+    keep = [
+        i
+        for i in range(len(split))
+        if len(split.src[i].split()) <= (max_src or sys.maxsize)
+        and len(split.tgt[i].split()) <= (max_tgt or sys.maxsize)
+    ]
+    if not keep:
+        raise UserError(
+            f"{files.src}: no {split.name} pair is within data.max_src_words="
+            f"{max_src} / data.max_tgt_words={max_tgt}; raise the limits"
+        )
+    return Split(
+        split.name,
+        [split.src[i] for i in keep],
+        [split.tgt[i] for i in keep],
+        [split.align[i] for i in keep] if split.align is not None else None,
+    )
 
 
 def load_corpus(cfg: DataConfig) -> dict[str, Split]:
-    """The train split (length-filtered), val, and test if configured."""
+    """The train split (joined if asked, length-filtered), val, and test."""
+    train = load_split(cfg.train, "train")
+    if cfg.join_train > 1:  # long training pairs from real text (joined.py)
+        train = join(train, cfg.join_train).split
     splits = {
-        "train": load_split(cfg.train, "train", cfg.max_src_words, cfg.max_tgt_words),
+        "train": limit_length(train, cfg.train, cfg.max_src_words, cfg.max_tgt_words),
         "val": load_split(cfg.val, "val"),
     }
     if cfg.test is not None:

@@ -16,12 +16,20 @@ from typing import Any
 
 import torch
 
+from seq2seq import joined
 from seq2seq.checkpoint import load_checkpoint
 from seq2seq.config import Config, SplitFiles, load_config
 from seq2seq.data import bucket_batches, collate, load_split
 from seq2seq.device import autocast, pick_device
 from seq2seq.errors import UserError
-from seq2seq.metrics import aer, alignment_from_attention, bleu, bleu_by_length, chrf
+from seq2seq.metrics import (
+    aer,
+    alignment_from_attention,
+    bleu,
+    bleu_by_length,
+    bleu_by_sentences,
+    chrf,
+)
 from seq2seq.model import Seq2Seq, build_model
 from seq2seq.search import decode_corpus
 from seq2seq.tokenizer import Tokenizer, word_index
@@ -60,12 +68,25 @@ def load_run(
 
 
 def split_files(cfg: Config, split: str) -> SplitFiles:
-    files = {"val": cfg.data.val, "test": cfg.data.test}.get(split)
+    """The files of ``val``/``test``, also for ``val_joined``/``test_joined``."""
+    base, _ = joined.base_split(split)
+    files = {"val": cfg.data.val, "test": cfg.data.test}.get(base)
     if files is None:
         raise UserError(
-            f"--split {split}: the config has no data.{split}; choose val or test"
+            f"--split {split}: the config has no data.{base}; choose "
+            "val, test, val_joined or test_joined"
         )
     return files
+
+
+def eval_split(cfg: Config, split: str) -> joined.Joined:
+    """The pairs of an evaluation split; ``<split>_joined`` joins k = 1..4
+    consecutive pairs (joined.py). Unjoined splits have one group per pair."""
+    base, is_joined = joined.base_split(split)
+    data = load_split(split_files(cfg, split), base)
+    if is_joined:
+        return joined.join(data)
+    return joined.Joined(data, [[i] for i in range(len(data))])
 
 
 @torch.no_grad()
@@ -95,7 +116,8 @@ def evaluate(
 ) -> dict[str, Any]:
     device = pick_device(device_name)
     cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
-    data = encode(load_split(split_files(cfg, split), split), tok)
+    pairs = eval_split(cfg, split)
+    data = encode(pairs.split, tok)
     hyps = decode_corpus(
         model, data.src_ids, cfg.eval.batch_sentences, cfg.eval.max_len_ratio, device
     )
@@ -118,6 +140,7 @@ def evaluate(
         "signature": signature,
         "chrf_signature": chrf_signature,
         "buckets": bleu_by_length(texts, refs, data.src_words(), cfg.eval.buckets),
+        "by_sentences": bleu_by_sentences(texts, refs, pairs.groups),
         "aer": attention_aer(model, data, tok, device, cfg.eval.batch_sentences)
         if gold
         else None,
@@ -147,4 +170,10 @@ def format_result(result: dict[str, Any]) -> str:
             if b["bleu"] is not None
         ),
     ]
+    by_k = result.get("by_sentences", [])
+    if len(by_k) > 1:  # a joined split
+        lines.append(
+            "  BLEU by sentences joined: "
+            + "  ".join(f"{b['k']}: {b['bleu']:.1f} (n={b['n']})" for b in by_k)
+        )
     return "\n".join(lines)

@@ -8,10 +8,13 @@ An experiment file names the configs, the seeds, the overrides every run gets
     seeds: [1]
     overrides: [train.max_steps=2000]
     jobs: 2          # trainings at a time, one CPU thread each
+    splits: [test, test_joined]   # evaluated and compared, first one first
 
 Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when it already has
-its ``eval_<split>.json``, so an interrupted experiment resumes where it stopped.
-The comparison goes to ``<runs_dir>/<name>/compare/``.
+an ``eval_<split>.json`` for every split, and only evaluated when it has one
+for some split (training finished), so an interrupted experiment resumes where
+it stopped. The comparison of the first split goes to
+``<runs_dir>/<name>/compare/``, that of any further split to ``compare_<split>/``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,12 +39,14 @@ class Experiment:
     seeds: tuple[int, ...] = (1,)
     overrides: tuple[str, ...] = ()  # --set items every run gets
     runs_dir: str = "runs/experiments"
-    split: str = "test"
+    splits: tuple[str, ...] = ("test",)
     jobs: int = 2
 
     def __post_init__(self) -> None:
         if not self.configs:
             raise UserError("config key 'configs': name at least one config")
+        if not self.splits:
+            raise UserError("config key 'splits': name at least one split")
         if self.jobs < 1:
             raise UserError("config key 'jobs': must be >= 1")
 
@@ -55,6 +61,9 @@ class Job:
     seed: int
     run_dir: Path
     args: list[str] = field(default_factory=list)
+
+    def evaluated(self, split: str) -> bool:
+        return (self.run_dir / f"eval_{split}.json").is_file()
 
 
 def load_experiment(path: Path) -> Experiment:
@@ -90,34 +99,44 @@ def plan(exp: Experiment) -> list[Job]:
     return jobs
 
 
-def run_jobs(jobs: list[Job], split: str, parallel: int) -> None:
+def commands(job: Job, splits: Sequence[str]) -> str:
+    """Shell command that trains the job (unless done) and evaluates what is
+    missing; training counts as done once any split was evaluated."""
+    seq2seq = [sys.executable, "-m", "seq2seq"]
+    steps = [] if any(map(job.evaluated, splits)) else [[*seq2seq, "train", *job.args]]
+    steps += [
+        [*seq2seq, "evaluate", str(job.run_dir), "--split", split]
+        for split in splits
+        if not job.evaluated(split)
+    ]
+    return " && ".join(map(shlex.join, steps))
+
+
+def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
     """Train and evaluate each job in a subprocess, ``parallel`` at a time."""
     env = os.environ | ({"OMP_NUM_THREADS": "1"} if parallel > 1 else {})
-    seq2seq = [sys.executable, "-m", "seq2seq"]
     pending = list(jobs)
     running: list[tuple[Job, subprocess.Popen]] = []
     while pending or running:
         while pending and len(running) < parallel:
             job = pending.pop(0)
-            train = shlex.join([*seq2seq, "train", *job.args])
-            evaluate = shlex.join(
-                [*seq2seq, "evaluate", str(job.run_dir), "--split", split]
-            )
-            cmd = f"{train} && {evaluate}"
+            cmd = commands(job, splits)
             running.append((job, subprocess.Popen(cmd, shell=True, env=env)))
         job, proc = running.pop(0)
         if proc.wait() != 0:
             raise UserError(f"{job.run_dir}: training or evaluation failed (see above)")
 
 
-def experiment(path: Path) -> list[dict]:
+def experiment(path: Path) -> dict[str, list[dict]]:
+    """Run what is missing, then compare; the comparison of each split."""
     exp = load_experiment(path)
     jobs = plan(exp)
-    todo = [j for j in jobs if not (j.run_dir / f"eval_{exp.split}.json").is_file()]
+    todo = [j for j in jobs if not all(map(j.evaluated, exp.splits))]
     print(f"{exp.name}: {len(jobs)} runs, {len(jobs) - len(todo)} already finished")
-    run_jobs(todo, exp.split, exp.jobs)
-    out = exp.root / "compare"
-    results = compare([j.run_dir for j in jobs], exp.split, out, "cpu")
-    print(markdown(results))
-    print(f"\nwrote {out}/")
+    run_jobs(todo, exp.splits, exp.jobs)
+    results = {}
+    for i, split in enumerate(exp.splits):
+        out = exp.root / ("compare" if i == 0 else f"compare_{split}")
+        results[split] = compare([j.run_dir for j in jobs], split, out, "cpu")
+        print(f"\n{split}:\n{markdown(results[split])}\nwrote {out}/")
     return results

@@ -67,6 +67,18 @@ def bleu_by_length(
     return out
 
 
+def bleu_by_sentences(
+    hyps: Sequence[str], refs: Sequence[str], groups: Sequence[Sequence[int]]
+) -> list[dict]:
+    """BLEU of the pairs made of k sentences, for each k (one k unless joined)."""
+    out = []
+    for k in sorted({len(g) for g in groups}):
+        pick = [i for i, g in enumerate(groups) if len(g) == k]
+        score = bleu([hyps[i] for i in pick], [refs[i] for i in pick])[0]
+        out.append({"k": k, "n": len(pick), "bleu": score})
+    return out
+
+
 def alignment_from_attention(
     weights: Tensor, src_words: Sequence[int], tgt_words: Sequence[int]
 ) -> set[Link]:

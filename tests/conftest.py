@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import torch
 
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
+from seq2seq.download import MIRROR_ENV
 from seq2seq.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _find_mirror() -> Path | None:
+    """The Multi30k mirror: $SEQ2SEQ_DATA_MIRROR, else ../shared/data/multi30k."""
+    env = os.environ.get(MIRROR_ENV)
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    default = REPO.parent / "shared" / "data" / "multi30k"
+    return default if default.is_dir() else None
+
+
+MULTI30K_MIRROR = _find_mirror()
 MODES = ["none", "context", "mean", "hard", "additive", "dot", "scaled_dot", "general"]
 
 

@@ -7,13 +7,13 @@ import gzip
 import hashlib
 import http.server
 import json
-import os
 import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import MULTI30K_MIRROR
 
 from seq2seq import download
 from seq2seq.download import (
@@ -28,15 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 UNREACHABLE = "http://127.0.0.1:9/nothing-here"  # discard port: must not be used
 
 
-def _find_mirror() -> Path | None:
-    env = os.environ.get(MIRROR_ENV)
-    if env:
-        return Path(env) if Path(env).is_dir() else None
-    default = REPO.parent / "shared" / "data" / "multi30k"
-    return default if default.is_dir() else None
-
-
-MIRROR = _find_mirror()
+MIRROR = MULTI30K_MIRROR
 pytestmark = pytest.mark.skipif(
     MIRROR is None,
     reason=f"no Multi30k mirror: set {MIRROR_ENV} or provide ../shared/data/multi30k",

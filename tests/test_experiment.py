@@ -36,7 +36,7 @@ def write_experiment(tmp_path: Path) -> Path:
 
 def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
     path = write_experiment(tmp_path)
-    results = experiment(path)
+    results = experiment(path)["test"]
     assert [r["mode"] for r in results] == ["none", "dot"]
     root = tmp_path / "runs" / "tiny"
     for name in ("none-s1", "dot-s1"):
@@ -46,6 +46,22 @@ def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
     experiment(path)  # everything finished: nothing is retrained
     assert "2 already finished" in capsys.readouterr().out
     assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
+    # A split added later is evaluated on the trained runs, not retrained.
+    spec = json.loads(path.read_text())
+    path.write_text(json.dumps(spec | {"splits": ["test", "test_joined"]}))
+    results = experiment(path)
+    assert "0 already finished" in capsys.readouterr().out
+    assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
+    assert [r["mode"] for r in results["test_joined"]] == ["none", "dot"]
+    scored = json.loads((root / "dot-s1" / "eval_test_joined.json").read_text())
+    assert scored["n"] == 12  # 30 pairs joined in groups of 1, 2, 3, 4, 1, 2, ...
+    assert [(b["k"], b["n"]) for b in scored["by_sentences"]] == [
+        (1, 3),
+        (2, 3),
+        (3, 3),
+        (4, 3),
+    ]
+    assert (root / "compare_test_joined" / "compare.json").is_file()
 
 
 def test_bad_experiment_files(tmp_path: Path) -> None:
