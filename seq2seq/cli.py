@@ -67,6 +67,9 @@ def parser() -> argparse.ArgumentParser:
         "experiment", help="train a list of configs alike, then compare"
     )
     exp.add_argument("file", type=Path)
+    exp.add_argument(
+        "--jobs", type=int, help="trainings at a time (default: the file's jobs)"
+    )
     return p
 
 
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> None:
     elif args.command == "experiment":
         from seq2seq.experiment import experiment
 
-        experiment(args.file)
+        experiment(args.file, args.jobs)
     elif args.command == "compare":
         from seq2seq.compare import compare, markdown
 

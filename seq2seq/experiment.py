@@ -24,7 +24,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from seq2seq.compare import compare, markdown
@@ -127,9 +127,14 @@ def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
             raise UserError(f"{job.run_dir}: training or evaluation failed (see above)")
 
 
-def experiment(path: Path) -> dict[str, list[dict]]:
-    """Run what is missing, then compare; the comparison of each split."""
+def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:
+    """Run what is missing, then compare; the comparison of each split.
+    ``jobs`` overrides the file's; with more than one job at a time every
+    training gets one CPU thread (two 2-thread trainings on 2 cores would
+    oversubscribe them several times over)."""
     exp = load_experiment(path)
+    if jobs is not None:
+        exp = replace(exp, jobs=jobs)
     jobs = plan(exp)
     todo = [j for j in jobs if not all(map(j.evaluated, exp.splits))]
     print(f"{exp.name}: {len(jobs)} runs, {len(jobs) - len(todo)} already finished")
