@@ -41,7 +41,11 @@ def collect(run_dirs: Sequence[Path], split: str, device: str) -> list[dict[str,
             result = evaluate(run, split, device_name=device)
         results.append(
             {key: result[key] for key in FIELDS}
-            | {"run": str(run), "bleu_lc": result.get("bleu_lc")}
+            | {
+                "run": str(run),
+                "bleu_lc": result.get("bleu_lc"),
+                "by_sentences": result.get("by_sentences", []),
+            }
             | training_summary(run)
         )
     edges = {tuple((b["lo"], b["hi"]) for b in r["buckets"]) for r in results}
@@ -149,6 +153,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             "AER",
         ]
         + [f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in results[0]["buckets"]]
+        + [f"BLEU {b['k']} joined (n={b['n']})" for b in _joined(results[0])]
         + ["BLEU lowercased (tutorial setting)"]
     )
     body = [
@@ -164,10 +169,17 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             _cell(r["aer"], 3),
         ]
         + [_cell(b["bleu"]) for b in r["buckets"]]
+        + [_cell(b["bleu"]) for b in _joined(r)]
         + [_cell(r["bleu_lc"])]
         for r in results
     ]
     return head, body
+
+
+def _joined(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """BLEU by number of sentences joined, for a ``*_joined`` split; else []."""
+    by_k = result.get("by_sentences", [])
+    return by_k if len(by_k) > 1 else []
 
 
 def seed_groups(results: list[dict[str, Any]]) -> list[list[int]]:
@@ -217,23 +229,32 @@ def markdown(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def plot(results: list[dict[str, Any]], path: Path) -> Figure:
-    """BLEU per source-length bucket, one line per run; saved to ``path``."""
+def _label(result: dict[str, Any]) -> str:
+    """A run's legend entry: its directory name, with the mode if not in it."""
+    name = Path(result["run"]).name
+    return name if result["mode"] in name else f"{name} [{result['mode']}]"
+
+
+def plot(results: list[dict[str, Any]], path: Path, split: str = "test") -> Figure:
+    """BLEU per source-length bucket, one line per run; saved to ``path``.
+    Buckets no sentence falls into are left out."""
     import matplotlib.pyplot as plt
 
-    buckets = results[0]["buckets"]
+    keep = [i for i, b in enumerate(results[0]["buckets"]) if b["n"]]
+    buckets = [results[0]["buckets"][i] for i in keep]
     labels = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in buckets]
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
-    for r in results:
-        scores = [b["bleu"] for b in r["buckets"]]
-        ax.plot(range(len(scores)), scores, "o-", label=f"{r['mode']} ({r['run']})")
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    for k, r in enumerate(results):
+        scores = [r["buckets"][i]["bleu"] for i in keep]
+        style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
+        ax.plot(range(len(scores)), scores, style, label=_label(r))
     ax.set_xticks(range(len(labels)), labels=labels)
     ax.set_xlabel("source length (words)")
     ax.set_ylabel("BLEU")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("BLEU by source length")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(f"BLEU by source length ({split})")
     fig.tight_layout()
     fig.savefig(path)
     return fig
@@ -281,7 +302,7 @@ def compare(
         text = significance_markdown(results, signature) + "\n"
         (out / "significance.md").write_text(text, encoding="utf-8")
     (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
-    fig = plot(results, out / "bleu_by_length.png")
+    fig = plot(results, out / "bleu_by_length.png", split)
     board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare
     board.writer.add_figure("compare/bleu_by_length", fig, 0, close=True)
     board.text("compare/table", table, 0)

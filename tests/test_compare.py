@@ -89,3 +89,19 @@ def test_seeds_of_one_config_are_summarised(runs, tmp_path: Path) -> None:
     summary = table.split("Mean ± std over seeds")[1]
     assert "| additive | 2 |" in summary and "| none |" not in summary
     assert len(results) == 3
+
+
+def test_compare_on_the_joined_test_set(runs, tmp_path: Path) -> None:
+    results = compare(runs, "test_joined", tmp_path / "joined", "cpu")
+    for r in results:  # 40 pairs joined 1, 2, 3, 4, 1, ... -> 16 long pairs
+        assert sum(b["n"] for b in r["buckets"]) == 16
+        assert [(b["k"], b["n"]) for b in r["by_sentences"]] == [
+            (1, 4),
+            (2, 4),
+            (3, 4),
+            (4, 4),
+        ]
+    head = (tmp_path / "joined" / "compare.md").read_text().splitlines()[0]
+    assert "BLEU 4 joined (n=4)" in head
+    assert results[1]["vs_baseline"]["p_value"] > 0  # paired on the joined pairs
+    assert (runs[0] / "hyp_test_joined.txt").read_text().count("\n") == 16
