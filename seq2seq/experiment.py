@@ -66,7 +66,8 @@ class Job:
         return (self.run_dir / f"eval_{split}.json").is_file()
 
 
-def load_experiment(path: Path) -> Experiment:
+def load_experiment(path: str | Path) -> Experiment:
+    path = Path(path)
     try:
         exp = build(Experiment, read_yaml(path), "")
     except UserError as err:
