@@ -6,11 +6,31 @@ import argparse
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seq2seq.errors import UserError
 
+if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
+    from seq2seq.search import Decoding
+
 SPLITS = ["val", "test", "val_joined", "test_joined"]
 SPLIT_HELP = "<split>_joined joins k = 1..4 consecutive pairs into one (long text)"
+
+
+def add_decoding(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=1.0,
+        help="beam length penalty: score = log p / length**alpha",
+    )
+
+
+def decoding(args: argparse.Namespace) -> Decoding:
+    from seq2seq.search import Decoding
+
+    return Decoding(args.beam, args.alpha)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,12 +76,14 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
     ev.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    add_decoding(ev)
 
     cmp = sub.add_parser("compare", help="one table and one plot across runs")
     cmp.add_argument("run_dirs", type=Path, nargs="+")
     cmp.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     cmp.add_argument("--out", type=Path, default=Path("compare"))
     cmp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    add_decoding(cmp)
 
     exp = sub.add_parser(
         "experiment", help="train a list of configs alike, then compare"
@@ -96,7 +118,13 @@ def run(args: argparse.Namespace) -> None:
 
         print(
             format_result(
-                evaluate(args.run_dir, args.split, args.checkpoint, args.device)
+                evaluate(
+                    args.run_dir,
+                    args.split,
+                    args.checkpoint,
+                    args.device,
+                    decoding(args),
+                )
             )
         )
     elif args.command == "experiment":
@@ -106,7 +134,9 @@ def run(args: argparse.Namespace) -> None:
     elif args.command == "compare":
         from seq2seq.compare import compare, markdown
 
-        results = compare(args.run_dirs, args.split, args.out, args.device)
+        results = compare(
+            args.run_dirs, args.split, args.out, args.device, decoding(args)
+        )
         print(markdown(results))
         if (args.out / "significance.md").is_file():
             print("\n" + (args.out / "significance.md").read_text(encoding="utf-8"))

@@ -23,28 +23,32 @@ from seq2seq.data import read_lines
 from seq2seq.errors import UserError
 from seq2seq.evaluate import eval_split, evaluate, split_files
 from seq2seq.metrics import length_buckets, paired_bootstrap
+from seq2seq.search import GREEDY, Decoding
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
 
 
-def collect(run_dirs: Sequence[Path], split: str, device: str) -> list[dict[str, Any]]:
+def collect(
+    run_dirs: Sequence[Path], split: str, device: str, decoding: Decoding = GREEDY
+) -> list[dict[str, Any]]:
     """The evaluation of every run, in the order given."""
     results = []
     for run in map(Path, run_dirs):
-        path = run / f"eval_{split}.json"
+        path = run / f"eval_{split}{decoding.tag}.json"
         if path.is_file():
             try:
                 result = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as err:
                 raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
         else:
-            result = evaluate(run, split, device_name=device)
+            result = evaluate(run, split, device_name=device, decoding=decoding)
         results.append(
             {key: result[key] for key in FIELDS}
             | {
                 "run": str(run),
                 "bleu_lc": result.get("bleu_lc"),
                 "by_sentences": result.get("by_sentences", []),
+                "decoding": result.get("decoding", "greedy"),
             }
             | training_summary(run)
         )
@@ -58,7 +62,7 @@ def collect(run_dirs: Sequence[Path], split: str, device: str) -> list[dict[str,
 
 
 def significance(
-    results: list[dict[str, Any]], split: str, edges: list[int]
+    results: list[dict[str, Any]], split: str, edges: list[int], tag: str = ""
 ) -> str | None:
     """Paired bootstrap of every run against the first (the baseline), overall
     and per length bucket; adds ``vs_baseline`` to each result. Returns the
@@ -68,7 +72,7 @@ def significance(
     if any(f != files[0] for f in files):
         return None  # not the same test set: nothing to pair
     data = eval_split(load_config(runs[0] / "config.yaml"), split).split
-    hyps = [read_lines(run / f"hyp_{split}.txt") for run in runs]
+    hyps = [read_lines(run / f"hyp_{split}{tag}.txt") for run in runs]
     if any(len(h) != len(data.tgt) for h in hyps):
         return None  # not the same test set: nothing to pair
     buckets = length_buckets([len(s.split()) for s in data.src], edges)
@@ -235,7 +239,7 @@ def _label(result: dict[str, Any]) -> str:
     return name if result["mode"] in name else f"{name} [{result['mode']}]"
 
 
-def plot(results: list[dict[str, Any]], path: Path, split: str = "test") -> Figure:
+def plot(results: list[dict[str, Any]], path: Path, subtitle: str = "test") -> Figure:
     """BLEU per source-length bucket, one line per run; saved to ``path``.
     Buckets no sentence falls into are left out."""
     import matplotlib.pyplot as plt
@@ -254,7 +258,7 @@ def plot(results: list[dict[str, Any]], path: Path, split: str = "test") -> Figu
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(f"BLEU by source length ({split})")
+    ax.set_title(f"BLEU by source length ({subtitle})")
     fig.tight_layout()
     fig.savefig(path)
     return fig
@@ -265,10 +269,11 @@ def compare(
     split: str = "test",
     out: Path = Path("compare"),
     device: str = "auto",
+    decoding: Decoding = GREEDY,
 ) -> list[dict[str, Any]]:
     if not run_dirs:
         raise UserError("compare: name at least one run directory")
-    results = collect(run_dirs, split, device)
+    results = collect(run_dirs, split, device, decoding)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)
     groups = seed_groups(results)
@@ -292,17 +297,18 @@ def compare(
                     r["aer"],
                 ]
                 + [b["bleu"] for b in r["buckets"]]
+                + [b["bleu"] for b in _joined(r)]
                 + [r["bleu_lc"]]
             )
     signature = None
     if len(results) > 1:
         edges = [b["hi"] for b in results[0]["buckets"][:-1]]
-        signature = significance(results, split, edges)
+        signature = significance(results, split, edges, decoding.tag)
     if signature:
         text = significance_markdown(results, signature) + "\n"
         (out / "significance.md").write_text(text, encoding="utf-8")
     (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
-    fig = plot(results, out / "bleu_by_length.png", split)
+    fig = plot(results, out / "bleu_by_length.png", f"{split}, {decoding.describe()}")
     board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare
     board.writer.add_figure("compare/bleu_by_length", fig, 0, close=True)
     board.text("compare/table", table, 0)

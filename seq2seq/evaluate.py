@@ -31,7 +31,7 @@ from seq2seq.metrics import (
     chrf,
 )
 from seq2seq.model import Seq2Seq, build_model
-from seq2seq.search import decode_corpus
+from seq2seq.search import GREEDY, Decoding, decode_corpus
 from seq2seq.tokenizer import Tokenizer, word_index
 from seq2seq.workspace import Encoded, encode, run_tokenizer
 
@@ -113,13 +113,19 @@ def evaluate(
     split: str = "test",
     checkpoint: str = "best",
     device_name: str = "auto",
+    decoding: Decoding = GREEDY,
 ) -> dict[str, Any]:
     device = pick_device(device_name)
     cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
     pairs = eval_split(cfg, split)
     data = encode(pairs.split, tok)
     hyps = decode_corpus(
-        model, data.src_ids, cfg.eval.batch_sentences, cfg.eval.max_len_ratio, device
+        model,
+        data.src_ids,
+        cfg.eval.batch_sentences,
+        cfg.eval.max_len_ratio,
+        device,
+        decoding,
     )
     texts = [tok.decode_tgt(h.tokens) for h in hyps]
     refs = data.split.tgt
@@ -132,6 +138,7 @@ def evaluate(
         "mode": cfg.model.attention,
         "params": model.num_parameters(),
         "checkpoint": checkpoint,
+        "decoding": decoding.describe(),
         "step": payload.get("state", {}).get("step"),
         "n": len(texts),
         "bleu": bleu_score,
@@ -145,8 +152,9 @@ def evaluate(
         if gold
         else None,
     }
-    _write(Path(run_dir) / f"hyp_{split}.txt", "".join(t + "\n" for t in texts))
-    _write(Path(run_dir) / f"eval_{split}.json", json.dumps(result, indent=2) + "\n")
+    name = split + decoding.tag
+    _write(Path(run_dir) / f"hyp_{name}.txt", "".join(t + "\n" for t in texts))
+    _write(Path(run_dir) / f"eval_{name}.json", json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -160,7 +168,8 @@ def format_result(result: dict[str, Any]) -> str:
     """A short human-readable report of one evaluation."""
     lines = [
         f"{result['run']} [{result['mode']}, {result['params']:,} params] "
-        f"{result['split']}: BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
+        f"{result['split']} ({result.get('decoding', 'greedy')}): "
+        f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
         + (f"  AER {result['aer']:.3f}" if result["aer"] is not None else ""),
         f"  {result['signature']}",
         "  BLEU by source length: "

@@ -14,6 +14,7 @@ from seq2seq.compare import compare
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate
+from seq2seq.search import Decoding
 from seq2seq.synth import write_corpus
 from seq2seq.train import train
 
@@ -105,3 +106,13 @@ def test_compare_on_the_joined_test_set(runs, tmp_path: Path) -> None:
     assert "BLEU 4 joined (n=4)" in head
     assert results[1]["vs_baseline"]["p_value"] > 0  # paired on the joined pairs
     assert (runs[0] / "hyp_test_joined.txt").read_text().count("\n") == 16
+
+
+def test_compare_with_beam_search_keeps_greedy_results(runs, tmp_path: Path) -> None:
+    greedy = json.loads((runs[1] / "eval_test.json").read_text())
+    results = compare(runs, "test", tmp_path / "beam", "cpu", Decoding(beam=3))
+    assert [r["decoding"] for r in results] == ["beam 3, alpha 1.0"] * 2
+    for run in runs:
+        assert (run / "eval_test_beam3.json").is_file()
+        assert (run / "hyp_test_beam3.txt").read_text().count("\n") == 40
+    assert json.loads((runs[1] / "eval_test.json").read_text()) == greedy

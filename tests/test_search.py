@@ -1,0 +1,93 @@
+"""Greedy and beam search: beam 1 is greedy, batching changes nothing, scores
+are the model's own log-probabilities."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import MODES, tiny_model
+
+from seq2seq.data import collate
+from seq2seq.search import Decoding, beam_search, decode_corpus, greedy, max_output_len
+from seq2seq.tokenizer import BOS, EOS
+
+SOURCES = [[5, 6, 7, 8], [9, 10], [5, 9, 11, 12, 13, 14, 6], [7], [8, 8, 8]]
+
+
+def model_for(mode: str, eos_bias: float = 2.0, rnn: str = "gru") -> torch.nn.Module:
+    """A random tiny model whose outputs end at varied lengths (EOS made likely
+    enough to compete with the other tokens)."""
+    model = tiny_model(mode, rnn).eval()
+    with torch.no_grad():
+        model.decoder.output.bias[EOS] += eos_bias
+    return model
+
+
+def batch_of(ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    b = collate(ids, None, list(range(len(ids))))
+    return b.src, b.src_len
+
+
+@pytest.mark.parametrize("eos_bias", [2.0, -30.0])  # ends with EOS / at the limit
+@pytest.mark.parametrize("mode", MODES)
+def test_beam_one_is_greedy(mode: str, eos_bias: float) -> None:
+    model = model_for(mode, eos_bias)
+    src, src_len = batch_of(SOURCES)
+    greedy_hyps = greedy(model, src, src_len, ratio=1.5)
+    beam_hyps = beam_search(model, src, src_len, beam=1, ratio=1.5)
+    limits = max_output_len(src_len, 1.5).tolist()
+    ended = [len(h.tokens) < n for h, n in zip(greedy_hyps, limits, strict=True)]
+    assert any(ended) if eos_bias > 0 else not any(ended)
+    for g, (b,) in zip(greedy_hyps, beam_hyps, strict=True):
+        assert b.tokens == g.tokens
+        if g.weights is None:
+            assert b.weights is None
+        else:
+            torch.testing.assert_close(b.weights, g.weights)
+
+
+@pytest.mark.parametrize("mode", ["none", "additive", "general"])
+def test_batched_beam_equals_one_sentence_at_a_time(mode: str) -> None:
+    model = model_for(mode, rnn="lstm" if mode == "general" else "gru")
+    src, src_len = batch_of(SOURCES)
+    together = beam_search(model, src, src_len, beam=4, nbest=3)
+    for ids, nbest in zip(SOURCES, together, strict=True):
+        alone = beam_search(model, *batch_of([ids]), beam=4, nbest=3)[0]
+        assert [h.tokens for h in nbest] == [h.tokens for h in alone]
+        for x, y in zip(nbest, alone, strict=True):
+            assert x.score == pytest.approx(y.score, abs=1e-5)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_scores_are_length_normalised_log_probabilities(alpha: float) -> None:
+    model = model_for("additive")
+    src, src_len = batch_of(SOURCES)
+    results = beam_search(model, src, src_len, beam=5, alpha=alpha, nbest=5)
+    for b, nbest in enumerate(results):
+        scores = [h.score for h in nbest]
+        assert len(nbest) == 5 and scores == sorted(scores, reverse=True)
+        n = int(src_len[b])
+        for hyp in nbest:
+            ended = len(hyp.tokens) < int(n * 2.0) + 10  # else cut at the limit
+            tgt_in = torch.tensor([[BOS, *hyp.tokens]])
+            tgt_out = hyp.tokens + [EOS] if ended else hyp.tokens
+            logits, weights = model(src[b : b + 1, :n], src_len[b : b + 1], tgt_in)
+            logp = torch.log_softmax(logits[0, : len(tgt_out)], dim=-1)
+            total = logp[range(len(tgt_out)), tgt_out].sum().item()
+            assert hyp.score == pytest.approx(total / len(tgt_out) ** alpha, abs=1e-4)
+            torch.testing.assert_close(hyp.weights, weights[0, : len(tgt_out)])
+
+
+def test_nbest_must_fit_the_beam() -> None:
+    src, src_len = batch_of(SOURCES)
+    with pytest.raises(ValueError, match="nbest"):
+        beam_search(model_for("none"), src, src_len, beam=2, nbest=3)
+
+
+def test_decode_corpus_with_a_beam_keeps_input_order() -> None:
+    model = model_for("dot")
+    cpu = torch.device("cpu")
+    together = decode_corpus(model, SOURCES, 2, 2.0, cpu, Decoding(beam=3))
+    for ids, hyp in zip(SOURCES, together, strict=True):
+        alone = beam_search(model, *batch_of([ids]), beam=3)[0][0]
+        assert hyp.tokens == alone.tokens
