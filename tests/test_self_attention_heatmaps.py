@@ -1,0 +1,27 @@
+"""scripts/self_attention_heatmaps.py: repeated words give repeated rows/columns."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import torch
+from conftest import REPO
+
+spec = importlib.util.spec_from_file_location(
+    "self_attention_heatmaps", REPO / "scripts/self_attention_heatmaps.py"
+)
+script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(script)
+
+
+def test_identical_words_attend_identically_and_random_inputs_do_not(
+    tmp_path: Path,
+) -> None:
+    random_w, words_w = script.weights(seed=0)
+    assert random_w.shape == words_w.shape == (8, 8)
+    torch.testing.assert_close(words_w.sum(-1), torch.ones(8))
+    assert script.repeats(words_w) == 0.0  # no positions: "cat" == "cat"
+    assert script.repeats(random_w) > 0.05
+    script.plot(random_w, words_w, tmp_path / "w.png")
+    assert (tmp_path / "w.png").read_bytes().startswith(b"\x89PNG")
