@@ -85,6 +85,23 @@ def parser() -> argparse.ArgumentParser:
     cmp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     add_decoding(cmp)
 
+    tr = sub.add_parser("translate", help="translate text with a trained run")
+    tr.add_argument("run_dir", type=Path)
+    tr.add_argument("--input", "-i", type=Path, help="default: standard input")
+    tr.add_argument("--output", "-o", type=Path, help="default: standard output")
+    tr.add_argument("--batch-size", type=int, default=32, help="sentences at a time")
+    tr.add_argument("--checkpoint", default="best", help="best, last, or a path")
+    tr.add_argument(
+        "--nbest", type=int, default=1, help="print N hypotheses with scores"
+    )
+    tr.add_argument(
+        "--alignments", action="store_true", help="add Pharaoh word alignments"
+    )
+    tr.add_argument("--plot", type=Path, metavar="DIR", help="a heatmap per line")
+    tr.add_argument("--json", action="store_true", help="one JSON object per line")
+    tr.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    add_decoding(tr)
+
     exp = sub.add_parser(
         "experiment", help="train a list of configs alike, then compare"
     )
@@ -127,6 +144,10 @@ def run(args: argparse.Namespace) -> None:
                 )
             )
         )
+    elif args.command == "translate":
+        from seq2seq.translate import main as translate_main
+
+        translate_main(args, decoding(args))
     elif args.command == "experiment":
         from seq2seq.experiment import experiment
 

@@ -58,40 +58,40 @@ def max_output_len(src_len: Tensor, ratio: float) -> Tensor:
 
 @torch.no_grad()
 def greedy(
-    model: Seq2Seq, src: Tensor, src_len: Tensor, ratio: float = 2.0
+    model: Seq2Seq, src: Tensor, src_len: Tensor, ratio: float = 2.0, alpha: float = 1.0
 ) -> list[Hypothesis]:
-    """Pick the most probable token at every step, for a batch of sources."""
+    """Pick the most probable token at every step, for a batch of sources.
+    Scores as in :func:`beam_search` (log p / |y| ** alpha)."""
     memory = model.encode(src, src_len)
     state = model.decoder.init_state(memory)
     batch = src.size(0)
     limit = max_output_len(src_len, ratio).to(src.device)  # (B,)
     prev = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
     done = torch.zeros(batch, dtype=torch.bool, device=src.device)
-    tokens, weights = [], []
+    tokens, weights, logps = [], [], []
     for t in range(int(limit.max())):
         attentional, state, w = model.decoder.step(prev, state, memory)
-        prev = model.decoder.logits(attentional).argmax(dim=-1)  # (B,)
+        logits = model.decoder.logits(attentional).float()  # (B, V)
+        prev = logits.argmax(dim=-1)  # (B,)
+        logp = torch.log_softmax(logits, dim=-1).gather(1, prev.unsqueeze(1))
         tokens.append(prev)
         weights.append(w)
+        logps.append(logp.squeeze(1))
         done |= (prev == EOS) | (t + 1 >= limit)
         if bool(done.all()):
             break
     steps = torch.stack(tokens, dim=1).tolist()  # (B, T)
+    cumulative = torch.stack(logps, dim=1).cumsum(dim=1).tolist()  # (B, T)
     alignment = None if weights[0] is None else torch.stack(weights, dim=1).float()
-    return [
-        _hypothesis(steps[b], alignment, b, int(src_len[b]), int(limit[b]))
-        for b in range(batch)
-    ]
-
-
-def _hypothesis(
-    steps: list[int], alignment: Tensor | None, b: int, n_src: int, limit: int
-) -> Hypothesis:
-    out = steps[:limit]
-    n = out.index(EOS) if EOS in out else len(out)
-    rows = min(n + 1, len(out))  # keep the EOS row when there is one
-    w = None if alignment is None else alignment[b, :rows, :n_src].cpu()
-    return Hypothesis(out[:n], w)
+    hyps = []
+    for b in range(batch):
+        out = steps[b][: int(limit[b])]
+        n = out.index(EOS) if EOS in out else len(out)
+        rows = min(n + 1, len(out))  # keep the EOS row when there is one
+        w = None if alignment is None else alignment[b, :rows, : int(src_len[b])]
+        score = cumulative[b][rows - 1] / rows**alpha
+        hyps.append(Hypothesis(out[:n], None if w is None else w.cpu(), score))
+    return hyps
 
 
 @torch.no_grad()
@@ -203,7 +203,7 @@ def decode_corpus(
         batch = collate(src_ids, None, index)
         src, src_len = batch.src.to(device), batch.src_len
         if decoding.beam == 1:
-            hyps = greedy(model, src, src_len, ratio)
+            hyps = greedy(model, src, src_len, ratio, decoding.alpha)
         else:
             k, alpha = decoding.beam, decoding.alpha
             hyps = [n[0] for n in beam_search(model, src, src_len, k, alpha, ratio)]

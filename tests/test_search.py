@@ -40,6 +40,7 @@ def test_beam_one_is_greedy(mode: str, eos_bias: float) -> None:
     assert any(ended) if eos_bias > 0 else not any(ended)
     for g, (b,) in zip(greedy_hyps, beam_hyps, strict=True):
         assert b.tokens == g.tokens
+        assert b.score == pytest.approx(g.score, abs=1e-5)
         if g.weights is None:
             assert b.weights is None
         else:

@@ -1,0 +1,172 @@
+"""seq2seq translate: line counts, n-best, Pharaoh alignments, JSON, plots, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, tiny_overrides
+
+from seq2seq.cli import main
+from seq2seq.config import load_config
+from seq2seq.synth import write_corpus
+from seq2seq.train import train
+
+LONG = " ".join(["the"] * 300)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("translate")
+    write_corpus(root / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 10})
+    out = {}
+    for mode in ("none", "additive"):
+        cfg = load_config(
+            REPO / f"configs/synth_ende/{mode}.yaml",
+            tiny_overrides(root / "corpus", root / "runs", mode),
+        )
+        out[mode] = train(cfg, "cpu")
+    return out
+
+
+@pytest.fixture
+def source(runs, tmp_path: Path) -> Path:
+    corpus = runs["additive"].parent.parent / "corpus"
+    lines = (corpus / "test.en").read_text(encoding="utf-8").splitlines()[:4]
+    path = tmp_path / "in.en"
+    path.write_text("\n".join([lines[0], "", lines[1], lines[2], "", lines[3]]) + "\n")
+    return path
+
+
+def run(*args: str | Path) -> int:
+    return main(["translate", *map(str, args)])
+
+
+def output_of(capsys, *args: str | Path) -> list[str]:
+    assert run(*args) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_line_count_and_empty_lines_are_kept(runs, source: Path, capsys) -> None:
+    out = output_of(capsys, runs["additive"], "--input", source)
+    assert len(out) == 6 and out[1] == "" and out[4] == ""
+    assert all(out[i] for i in (0, 2, 3, 5))
+    assert (
+        output_of(capsys, runs["additive"], "--input", source, "--batch-size", "1")
+        == out
+    )
+
+
+def test_pharaoh_links_words_not_subwords(runs, source: Path, capsys) -> None:
+    out = output_of(capsys, runs["additive"], "--input", source, "--alignments")
+    sources = source.read_text().splitlines()
+    assert out[1] == ""
+    linked = 0
+    for src, line in zip(sources, out, strict=True):
+        if not src:
+            continue
+        hyp, links = line.split(" ||| ")
+        pairs = [tuple(map(int, link.split("-"))) for link in links.split()]
+        linked += len(pairs)
+        assert all(0 <= i < len(src.split()) for i, _ in pairs)
+        assert all(0 <= j < len(hyp.split()) for _, j in pairs)
+    assert linked, "an attention model links something"
+
+
+def test_nbest_lists_scores_best_first(runs, source: Path, capsys) -> None:
+    out = output_of(
+        capsys, runs["additive"], "--input", source, "--beam", "3", "--nbest", "3"
+    )
+    rows = [line.split(" ||| ") for line in out if line]
+    assert [int(r[0]) for r in rows] == [0, 0, 0, 2, 2, 2, 3, 3, 3, 5, 5, 5]
+    for k in range(0, len(rows), 3):
+        scores = [float(r[2]) for r in rows[k : k + 3]]
+        assert scores == sorted(scores, reverse=True)
+    assert out.count("") == 2  # the two empty input lines
+
+
+def test_json_and_plots(runs, source: Path, tmp_path: Path, capsys) -> None:
+    plots = tmp_path / "plots"
+    out = output_of(
+        capsys,
+        runs["additive"],
+        "--input",
+        source,
+        "--json",
+        "--alignments",
+        "--plot",
+        plots,
+    )
+    records = [json.loads(line) for line in out]
+    assert [r["line"] for r in records] == [1, 2, 3, 4, 5, 6]
+    first = records[0]
+    assert {"source", "hypothesis", "score", "alignment", "tokens"} <= set(first)
+    assert first["score"] < 0 and first["tokens"]
+    assert isinstance(first["alignment"], str)
+    assert records[1]["hypothesis"] == "" and records[1]["score"] is None
+    assert sorted(p.name for p in plots.iterdir()) == [
+        f"line{n:05d}.png" for n in (1, 3, 4, 6)
+    ]
+
+
+def test_long_lines_are_cut_with_a_warning(runs, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "long.en"
+    path.write_text(f"a short one\n{LONG}\n")
+    assert run(runs["additive"], "--input", path) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 2
+    assert "warning: line 2: 3" in captured.err and "translating the first 250" in (
+        captured.err
+    )
+
+
+def test_none_refuses_alignments_and_plots(runs, source: Path, capsys) -> None:
+    for flag in (["--alignments"], ["--plot", str(source.parent / "p")]):
+        assert run(runs["none"], "--input", source, *flag) == 2
+        err = capsys.readouterr().err
+        assert "mode 'none' has no attention" in err
+    assert len(output_of(capsys, runs["none"], "--input", source)) == 6
+
+
+def test_errors_leave_an_existing_output_alone(runs, source: Path, capsys) -> None:
+    out = source.parent / "out.de"
+    out.write_text("keep me\n")
+    assert (
+        run(runs["additive"], "--input", source, "--output", out, "--nbest", "2") == 2
+    )
+    assert "--nbest 2 needs --beam 2" in capsys.readouterr().err
+    assert run(runs["additive"], "--input", source / "nope", "--output", out) == 2
+    assert out.read_text() == "keep me\n"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["in.en", "out.de"]
+    assert run(runs["additive"], "--input", source, "--output", out) == 0
+    assert len(out.read_text().splitlines()) == 6
+    empty = source.parent / "empty_run"
+    empty.mkdir()
+    assert run(empty, "--input", source) == 2
+    assert "not a run directory" in capsys.readouterr().err
+    shutil.copytree(runs["additive"] / "spm", empty / "spm")
+    shutil.copy(runs["additive"] / "config.yaml", empty)
+    assert run(empty, "--input", source) == 2
+    assert "no checkpoint here; train the run first" in capsys.readouterr().err
+
+
+def test_standard_input_and_output(runs, source: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "seq2seq", "translate", str(runs["additive"])],
+        input=source.read_bytes(),
+        capture_output=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert len(done.stdout.decode().splitlines()) == 6
+    bad = subprocess.run(
+        [sys.executable, "-m", "seq2seq", "translate", str(runs["additive"])],
+        input=b"fine\n\xff\xfe\n",
+        capture_output=True,
+        cwd=REPO,
+    )
+    assert bad.returncode == 2 and b"line 2: not valid UTF-8" in bad.stderr
