@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from seq2seq.cli import main
 from seq2seq.config import load_config
 from seq2seq.synth import write_corpus
 from seq2seq.train import train
+from seq2seq.translate import prompt_lines
 
 LONG = " ".join(["the"] * 300)
 
@@ -170,3 +172,12 @@ def test_standard_input_and_output(runs, source: Path) -> None:
         cwd=REPO,
     )
     assert bad.returncode == 2 and b"line 2: not valid UTF-8" in bad.stderr
+
+
+def test_the_prompt_reads_one_line_at_a_time(capsys) -> None:
+    typed = io.StringIO("Hallo Welt\n\nTschüss\n")
+    lines = prompt_lines(typed)
+    assert next(lines) == "Hallo Welt\n"
+    assert typed.tell() == len(b"Hallo Welt\n")  # nothing read ahead
+    assert list(lines) == ["\n", "Tschüss\n"]
+    assert capsys.readouterr().err == "> " * 4  # a prompt before each read
