@@ -1,8 +1,12 @@
 """TensorBoard: scalars, alignment heatmaps of fixed probe sentences, samples, hparams.
 
-Open with ``tensorboard --logdir runs``. IMAGES shows ``alignment/<probe>`` at
-every validation (step through them with the slider to watch the alignment
-sharpen), TEXT shows sample translations, HPARAMS compares finished runs.
+Open with ``tensorboard --logdir runs``. IMAGES shows, at every validation (step
+through them with the slider to watch the alignment sharpen), four views of each
+probe sentence: ``alignment/`` the attention while the model writes its own
+hypothesis, ``forced/`` the attention while it is fed the reference (so model
+and reference can be compared token by token), and ``alignment_words/`` and
+``forced_words/`` the same with subwords merged into words. TEXT shows sample
+translations, HPARAMS compares finished runs.
 """
 
 from __future__ import annotations
@@ -15,10 +19,15 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display needed
 import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from torch import Tensor  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 from torch.utils.tensorboard.summary import hparams  # noqa: E402
+
+from seq2seq.tokenizer import word_index  # noqa: E402
+
+EOS_LABEL = "</s>"  # the end-of-sentence row/column of a heatmap
 
 
 @dataclass
@@ -65,6 +74,33 @@ def heatmap(
     return fig
 
 
+def word_view(
+    weights: Tensor, src: Sequence[str], tgt: Sequence[str]
+) -> tuple[Tensor, list[str], list[str]]:
+    """Merge subwords into words (``▁`` starts one): a source word's column is
+    the sum of its pieces' (rows stay distributions), a target word's row the
+    mean of its pieces'. ``</s>`` keeps its own row and column."""
+    cols = _groups(src)
+    rows = _groups(tgt[: weights.size(0)])
+    merged = torch.stack([weights[:, c].sum(dim=1) for c in cols], dim=1)  # (T, W_s)
+    merged = torch.stack([merged[r].mean(dim=0) for r in rows])  # (W_t, W_s)
+    return merged, _labels(src, cols), _labels(tgt, rows)
+
+
+def _groups(pieces: Sequence[str]) -> list[list[int]]:
+    """Indices of the pieces of each word, ``</s>`` alone."""
+    words = word_index([p for p in pieces if p != EOS_LABEL])
+    groups: dict[int, list[int]] = {}
+    for i, w in enumerate(words):
+        groups.setdefault(w, []).append(i)
+    out = list(groups.values())
+    return out + [[len(words)]] if len(words) < len(pieces) else out
+
+
+def _labels(pieces: Sequence[str], groups: list[list[int]]) -> list[str]:
+    return ["".join(pieces[i] for i in g).replace("\u2581", "") for g in groups]
+
+
 class Board:
     """A thin wrapper over SummaryWriter with the lab's tags."""
 
@@ -77,15 +113,20 @@ class Board:
 
     def alignment(
         self,
-        name: str,
+        tag: str,
         weights: Tensor,
-        probe: Probe,
+        src: list[str],
         tgt: list[str],
         title: str,
         step: int,
     ) -> None:
-        fig = heatmap(weights, probe.src_pieces, tgt, title)
-        self.writer.add_figure(f"alignment/{name}", fig, step, close=True)
+        """The heatmap under ``tag``, and its word view under ``<tag>_words``."""
+        fig = heatmap(weights, src, tgt, title)
+        self.writer.add_figure(tag, fig, step, close=True)
+        kind, name = tag.split("/", 1)
+        words, src_words, tgt_words = word_view(weights, src, tgt)
+        fig = heatmap(words, src_words, tgt_words, f"{title} · words")
+        self.writer.add_figure(f"{kind}_words/{name}", fig, step, close=True)
 
     def text(self, tag: str, markdown: str, step: int) -> None:
         self.writer.add_text(tag, markdown, step)

@@ -76,6 +76,11 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
     ev.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ev.add_argument(
+        "--ablate",
+        choices=["uniform", "shuffle", "none"],
+        help="decode with the attention weights replaced; report the BLEU drop",
+    )
     add_decoding(ev)
 
     cmp = sub.add_parser("compare", help="one table and one plot across runs")
@@ -141,6 +146,7 @@ def run(args: argparse.Namespace) -> None:
                     args.checkpoint,
                     args.device,
                     decoding(args),
+                    args.ablate,
                 )
             )
         )

@@ -17,11 +17,12 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from seq2seq.ablate import KINDS
 from seq2seq.board import Board
 from seq2seq.config import load_config, read_yaml
 from seq2seq.data import read_lines
 from seq2seq.errors import UserError
-from seq2seq.evaluate import eval_split, evaluate, split_files
+from seq2seq.evaluate import cached_evaluate, eval_split, split_files
 from seq2seq.metrics import length_buckets, paired_bootstrap
 from seq2seq.search import GREEDY, Decoding
 
@@ -34,14 +35,7 @@ def collect(
     """The evaluation of every run, in the order given."""
     results = []
     for run in map(Path, run_dirs):
-        path = run / f"eval_{split}{decoding.tag}.json"
-        if path.is_file():
-            try:
-                result = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as err:
-                raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
-        else:
-            result = evaluate(run, split, device_name=device, decoding=decoding)
+        result = cached_evaluate(run, split, device, decoding)
         results.append(
             {key: result[key] for key in FIELDS}
             | {
@@ -49,6 +43,7 @@ def collect(
                 "bleu_lc": result.get("bleu_lc"),
                 "by_sentences": result.get("by_sentences", []),
                 "decoding": result.get("decoding", "greedy"),
+                "ablation_drops": ablation_drops(run, split + decoding.tag),
             }
             | training_summary(run)
         )
@@ -59,6 +54,16 @@ def collect(
             "with the same buckets to compare"
         )
     return results
+
+
+def ablation_drops(run: Path, name: str) -> dict[str, float]:
+    """BLEU drop of every ``evaluate --ablate`` result the run has for ``name``."""
+    drops = {}
+    for kind in KINDS:
+        path = run / f"eval_{name}_ablate-{kind}.json"
+        if path.is_file():
+            drops[kind] = json.loads(path.read_text(encoding="utf-8"))["bleu_drop"]
+    return drops
 
 
 def significance(
@@ -158,6 +163,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         ]
         + [f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in results[0]["buckets"]]
         + [f"BLEU {b['k']} joined (n={b['n']})" for b in _joined(results[0])]
+        + [f"BLEU drop, {kind} attention" for kind in _ablations(results)]
         + ["BLEU lowercased (tutorial setting)"]
     )
     body = [
@@ -174,10 +180,16 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         ]
         + [_cell(b["bleu"]) for b in r["buckets"]]
         + [_cell(b["bleu"]) for b in _joined(r)]
+        + [_cell(r["ablation_drops"].get(kind)) for kind in _ablations(results)]
         + [_cell(r["bleu_lc"])]
         for r in results
     ]
     return head, body
+
+
+def _ablations(results: list[dict[str, Any]]) -> list[str]:
+    """The ablations (ablate.KINDS order) that at least one run has."""
+    return [k for k in KINDS if any(k in r["ablation_drops"] for r in results)]
 
 
 def _joined(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -298,6 +310,7 @@ def compare(
                 ]
                 + [b["bleu"] for b in r["buckets"]]
                 + [b["bleu"] for b in _joined(r)]
+                + [r["ablation_drops"].get(kind) for kind in _ablations(results)]
                 + [r["bleu_lc"]]
             )
     signature = None

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from seq2seq import joined
+from seq2seq.ablate import ablate
 from seq2seq.checkpoint import load_checkpoint
 from seq2seq.config import Config, SplitFiles, load_config
 from seq2seq.data import bucket_batches, collate, load_split
@@ -24,7 +25,7 @@ from seq2seq.device import autocast, pick_device
 from seq2seq.errors import UserError
 from seq2seq.metrics import (
     aer,
-    alignment_from_attention,
+    batch_alignments,
     bleu,
     bleu_by_length,
     bleu_by_sentences,
@@ -32,7 +33,7 @@ from seq2seq.metrics import (
 )
 from seq2seq.model import Seq2Seq, build_model
 from seq2seq.search import GREEDY, Decoding, decode_corpus
-from seq2seq.tokenizer import Tokenizer, word_index
+from seq2seq.tokenizer import Tokenizer
 from seq2seq.workspace import Encoded, encode, run_tokenizer
 
 
@@ -94,17 +95,15 @@ def attention_aer(
     model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
 ) -> float:
     """AER of the argmax attention under forced decoding of the reference."""
+    src_words, tgt_words = data.word_indices(tok)
     predicted: list[set[tuple[int, int]]] = [set() for _ in data.split.src]
     for index in bucket_batches(data.lengths(), 10**9, batch):
         b = collate(data.src_ids, data.tgt_ids, index).to(device)
         with autocast(device):
             _, weights = model(b.src, b.src_len, b.tgt_in)  # (B, T, S)
-        for row, i in enumerate(index):
-            src_words = word_index(tok.src_pieces(data.src_ids[i]))
-            tgt_words = word_index(tok.tgt_pieces(data.tgt_ids[i]))
-            predicted[i] = alignment_from_attention(
-                weights[row].float().cpu(), src_words, tgt_words
-            )
+        links = batch_alignments(weights, index, src_words, tgt_words)
+        for i, found in zip(index, links, strict=True):
+            predicted[i] = found
     return aer(predicted, [set(a) for a in data.split.align])
 
 
@@ -114,9 +113,18 @@ def evaluate(
     checkpoint: str = "best",
     device_name: str = "auto",
     decoding: Decoding = GREEDY,
+    ablation: str | None = None,
 ) -> dict[str, Any]:
+    """Decode ``split``, score it, write ``eval_<name>.json`` and ``hyp_<name>.txt``
+    (name: split, decoding tag, ablation). With ``ablation`` (ablate.py) the
+    trained attention weights are replaced while decoding, and the result
+    records the BLEU drop against the same evaluation without it."""
     device = pick_device(device_name)
     cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
+    baseline = None
+    if ablation is not None:
+        ablate(model, ablation, cfg.model.attention)
+        baseline = cached_evaluate(run_dir, split, device_name, decoding, checkpoint)
     pairs = eval_split(cfg, split)
     data = encode(pairs.split, tok)
     hyps = decode_corpus(
@@ -128,10 +136,7 @@ def evaluate(
         decoding,
     )
     texts = [tok.decode_tgt(h.tokens) for h in hyps]
-    refs = data.split.tgt
-    bleu_score, signature = bleu(texts, refs)
-    chrf_score, chrf_signature = chrf(texts, refs)
-    gold = data.split.align is not None and model.has_alignment
+    gold = data.split.align is not None and model.has_alignment and not ablation
     result = {
         "run": str(run_dir),
         "split": split,
@@ -139,23 +144,61 @@ def evaluate(
         "params": model.num_parameters(),
         "checkpoint": checkpoint,
         "decoding": decoding.describe(),
+        "ablation": ablation,
         "step": payload.get("state", {}).get("step"),
+        **scores(texts, data.split.tgt, data.src_words(), pairs.groups, cfg),
+        "aer": attention_aer(model, data, tok, device, cfg.eval.batch_sentences)
+        if gold
+        else None,
+    }
+    if baseline is not None:
+        result["bleu_drop"] = baseline["bleu"] - result["bleu"]
+    name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
+    _write(Path(run_dir) / f"hyp_{name}.txt", "".join(t + "\n" for t in texts))
+    _write(Path(run_dir) / f"eval_{name}.json", json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def scores(
+    texts: list[str],
+    refs: list[str],
+    src_words: list[int],
+    groups: list[list[int]],
+    cfg: Config,
+) -> dict[str, Any]:
+    """BLEU, chrF, their signatures, BLEU by length and by sentences joined."""
+    bleu_score, signature = bleu(texts, refs)
+    chrf_score, chrf_signature = chrf(texts, refs)
+    return {
         "n": len(texts),
         "bleu": bleu_score,
         "chrf": chrf_score,
         "bleu_lc": bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
         "signature": signature,
         "chrf_signature": chrf_signature,
-        "buckets": bleu_by_length(texts, refs, data.src_words(), cfg.eval.buckets),
-        "by_sentences": bleu_by_sentences(texts, refs, pairs.groups),
-        "aer": attention_aer(model, data, tok, device, cfg.eval.batch_sentences)
-        if gold
-        else None,
+        "buckets": bleu_by_length(texts, refs, src_words, cfg.eval.buckets),
+        "by_sentences": bleu_by_sentences(texts, refs, groups),
     }
-    name = split + decoding.tag
-    _write(Path(run_dir) / f"hyp_{name}.txt", "".join(t + "\n" for t in texts))
-    _write(Path(run_dir) / f"eval_{name}.json", json.dumps(result, indent=2) + "\n")
-    return result
+
+
+def cached_evaluate(
+    run_dir: Path,
+    split: str,
+    device_name: str = "auto",
+    decoding: Decoding = GREEDY,
+    checkpoint: str = "best",
+) -> dict[str, Any]:
+    """The run's ``eval_<split><tag>.json`` if it exists for this checkpoint,
+    else a fresh evaluation."""
+    path = Path(run_dir) / f"eval_{split}{decoding.tag}.json"
+    if path.is_file():
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
+        if result.get("checkpoint", "best") == checkpoint:
+            return result
+    return evaluate(run_dir, split, checkpoint, device_name, decoding)
 
 
 def _write(path: Path, text: str) -> None:
@@ -168,7 +211,9 @@ def format_result(result: dict[str, Any]) -> str:
     """A short human-readable report of one evaluation."""
     lines = [
         f"{result['run']} [{result['mode']}, {result['params']:,} params] "
-        f"{result['split']} ({result.get('decoding', 'greedy')}): "
+        f"{result['split']} ({result.get('decoding', 'greedy')}"
+        + (f", {result['ablation']} attention" if result.get("ablation") else "")
+        + "): "
         f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
         + (f"  AER {result['aer']:.3f}" if result["aer"] is not None else ""),
         f"  {result['signature']}",
@@ -179,6 +224,10 @@ def format_result(result: dict[str, Any]) -> str:
             if b["bleu"] is not None
         ),
     ]
+    if "bleu_drop" in result:
+        lines.append(
+            f"  BLEU drop against the trained attention: {result['bleu_drop']:.2f}"
+        )
     by_k = result.get("by_sentences", [])
     if len(by_k) > 1:  # a joined split
         lines.append(

@@ -94,6 +94,20 @@ def alignment_from_attention(
     return links
 
 
+def batch_alignments(
+    weights: Tensor,
+    index: Sequence[int],
+    src_words: Sequence[Sequence[int]],
+    tgt_words: Sequence[Sequence[int]],
+) -> list[set[Link]]:
+    """:func:`alignment_from_attention` for every row of a batch (B, T, S);
+    row r is sentence ``index[r]``, whose subword-to-word maps are given."""
+    return [
+        alignment_from_attention(weights[row].float().cpu(), src_words[i], tgt_words[i])
+        for row, i in enumerate(index)
+    ]
+
+
 def aer(predicted: Sequence[set[Link]], gold: Sequence[set[Link]]) -> float:
     """Alignment error rate (Och & Ney 2003) with sure = possible = gold:
     AER = 1 - 2|A & S| / (|A| + |S|)."""

@@ -13,7 +13,14 @@ from seq2seq.board import Board, Probe, pick_probes, samples_markdown
 from seq2seq.config import Config
 from seq2seq.data import bucket_batches, collate
 from seq2seq.device import autocast
-from seq2seq.metrics import attention_stats, bleu, chrf, sentence_bleu
+from seq2seq.metrics import (
+    aer,
+    attention_stats,
+    batch_alignments,
+    bleu,
+    chrf,
+    sentence_bleu,
+)
 from seq2seq.model import Seq2Seq, loss_sum
 from seq2seq.search import decode_corpus
 from seq2seq.workspace import Workspace
@@ -35,6 +42,9 @@ class Validator:
             )
             for i in pick_probes(val.src_words(), cfg.train.num_probes)
         ]
+        # Where the validation set has gold word alignments (the shipped corpus),
+        # AER of the forced-decoding attention is logged at every validation.
+        self.words = val.word_indices(tok) if val.split.align is not None else None
         self.last_step = -1
         self.start = time.monotonic()
         self.history = Path(cfg.run_dir) / "history.jsonl"
@@ -46,6 +56,8 @@ class Validator:
         model.eval()
         val, total, tokens = self.ws.val, 0.0, 0
         sums: dict[str, float] = {}
+        predicted: list[set[tuple[int, int]]] = []
+        gold: list[set[tuple[int, int]]] = []
         for index in bucket_batches(val.lengths(), self.cfg.train.batch_tokens):
             batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
             with autocast(self.device):
@@ -56,7 +68,13 @@ class Validator:
             if weights is not None:
                 stats = attention_stats(weights, batch.src_len, batch.tgt_out != 0)
                 sums = {k: sums.get(k, 0.0) + v for k, v in stats.items()}
-        return total / max(tokens, 1), _averages(sums)
+                if self.words is not None and val.split.align is not None:
+                    predicted += batch_alignments(weights, index, *self.words)
+                    gold += [set(val.split.align[i]) for i in index]
+        averages = _averages(sums)
+        if gold:
+            averages["aer"] = aer(predicted, gold)
+        return total / max(tokens, 1), averages
 
     def run(self, model: Seq2Seq, step: int) -> dict[str, float]:
         val, tok = self.ws.val, self.ws.tokenizer
@@ -95,23 +113,18 @@ class Validator:
         return result
 
     def draw_probes(self, model: Seq2Seq, step: int) -> None:
-        """Heatmap and sample translation of each probe sentence."""
+        """Sample translations of the probe sentences and, for attention modes,
+        heatmaps of their hypothesis and of their forced-decoded reference."""
         val, tok = self.ws.val, self.ws.tokenizer
         ids = [val.src_ids[p.index] for p in self.probes]
         hyps = decode_corpus(
             model, ids, len(ids) or 1, self.cfg.eval.max_len_ratio, self.device
         )
-        rows = []
-        for k, (probe, hyp) in enumerate(zip(self.probes, hyps, strict=True)):
-            text = tok.decode_tgt(hyp.tokens)
-            rows.append((probe.source, probe.reference, text))
-            if hyp.weights is None:
-                continue
-            score = sentence_bleu(text, probe.reference)
-            words = len(probe.source.split())
-            title = f"step {step} · sentence BLEU {score:.1f} · {words} source words"
-            pieces = tok.tgt_pieces(hyp.tokens) + ["</s>"]
-            self.board.alignment(f"probe{k}", hyp.weights, probe, pieces, title, step)
+        texts = [tok.decode_tgt(h.tokens) for h in hyps]
+        rows = [
+            (p.source, p.reference, t) for p, t in zip(self.probes, texts, strict=True)
+        ]
+        self.board.text("samples", samples_markdown(rows), step)
         if not model.has_alignment:
             self.board.text(
                 "alignment",
@@ -120,7 +133,39 @@ class Validator:
                 "alignment to show.",
                 step,
             )
-        self.board.text("samples", samples_markdown(rows), step)
+            return
+        if not self.probes:
+            return
+        forced = self.forced_weights(model)
+        for k, (probe, hyp, text) in enumerate(
+            zip(self.probes, hyps, texts, strict=True)
+        ):
+            score = sentence_bleu(text, probe.reference)
+            words = len(probe.source.split())
+            title = f"step {step} · sentence BLEU {score:.1f} · {words} source words"
+            pieces = tok.tgt_pieces(hyp.tokens) + ["</s>"]
+            src = probe.src_pieces
+            self.board.alignment(
+                f"alignment/probe{k}", hyp.weights, src, pieces, title, step
+            )
+            ref = tok.tgt_pieces(val.tgt_ids[probe.index]) + ["</s>"]
+            title = f"step {step} · reference, forced decoding · {words} source words"
+            self.board.alignment(f"forced/probe{k}", forced[k], src, ref, title, step)
+
+    @torch.no_grad()
+    def forced_weights(self, model: Seq2Seq) -> list[torch.Tensor]:
+        """Attention (T_ref + 1, S_real) of each probe with its reference fed in."""
+        val = self.ws.val
+        index = [p.index for p in self.probes]
+        batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
+        with autocast(self.device):
+            _, weights = model(batch.src, batch.src_len, batch.tgt_in)  # (P, T, S)
+        return [
+            weights[k, : len(val.tgt_ids[i]) + 1, : len(val.src_ids[i]) + 1]
+            .float()
+            .cpu()
+            for k, i in enumerate(index)
+        ]
 
     def finish(self, model: Seq2Seq, best: dict[str, float], step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""

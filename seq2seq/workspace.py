@@ -9,7 +9,7 @@ from pathlib import Path
 from seq2seq.config import Config
 from seq2seq.data import Split, load_corpus
 from seq2seq.errors import UserError
-from seq2seq.tokenizer import Tokenizer, build_tokenizer
+from seq2seq.tokenizer import Tokenizer, build_tokenizer, word_index
 
 
 @dataclass
@@ -29,6 +29,11 @@ class Encoded:
 
     def src_words(self) -> list[int]:
         return [len(s.split()) for s in self.split.src]
+
+    def word_indices(self, tok: Tokenizer) -> tuple[list[list[int]], list[list[int]]]:
+        """For every sentence, the word each source / target subword belongs to."""
+        src = [word_index(tok.src_pieces(ids)) for ids in self.src_ids]
+        return src, [word_index(tok.tgt_pieces(ids)) for ids in self.tgt_ids]
 
 
 def encode(split: Split, tokenizer: Tokenizer) -> Encoded:

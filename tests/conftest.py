@@ -66,6 +66,7 @@ def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
     ]
     return [
         *files,
+        f"data.val.align={corpus}/val.align",
         f"data.test.align={corpus}/test.align",
         f"runs_dir={runs}",
         f"name={name}",

@@ -116,3 +116,18 @@ def test_compare_with_beam_search_keeps_greedy_results(runs, tmp_path: Path) -> 
         assert (run / "eval_test_beam3.json").is_file()
         assert (run / "hyp_test_beam3.txt").read_text().count("\n") == 40
     assert json.loads((runs[1] / "eval_test.json").read_text()) == greedy
+
+
+def test_ablation_reports_its_bleu_drop_in_compare(runs, tmp_path: Path) -> None:
+    ablated = evaluate(runs[1], "test", device_name="cpu", ablation="shuffle")
+    base = json.loads((runs[1] / "eval_test.json").read_text())
+    assert ablated["bleu_drop"] == pytest.approx(base["bleu"] - ablated["bleu"])
+    assert ablated["ablation"] == "shuffle" and ablated["aer"] is None
+    assert (runs[1] / "eval_test_ablate-shuffle.json").is_file()
+    results = compare(runs, "test", tmp_path / "c", "cpu")
+    assert results[0]["ablation_drops"] == {}
+    assert results[1]["ablation_drops"] == {"shuffle": ablated["bleu_drop"]}
+    head = (tmp_path / "c" / "compare.md").read_text().splitlines()[0]
+    assert "BLEU drop, shuffle attention" in head
+    with pytest.raises(UserError, match="no attention to ablate"):
+        evaluate(runs[0], "test", device_name="cpu", ablation="uniform")

@@ -90,8 +90,9 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
     events = EventAccumulator(str(run), size_guidance={"images": 0})
     events.Reload()
     tags = events.Tags()
-    images = sorted(t for t in tags["images"] if t.startswith("alignment/"))
-    assert images == [f"alignment/probe{k}" for k in range(4)]
+    for view in ("alignment", "alignment_words", "forced", "forced_words"):
+        images = sorted(t for t in tags["images"] if t.startswith(f"{view}/"))
+        assert images == [f"{view}/probe{k}" for k in range(4)], view
     assert [e.step for e in events.Images("alignment/probe0")] == [STEPS // 2, STEPS]
     png = events.Images("alignment/probe3")[-1].encoded_image_string
     assert png.startswith(b"\x89PNG")
@@ -106,8 +107,12 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
         "val/chrf",
     ):
         assert scalar in tags["scalars"], scalar
-    for scalar in ("entropy", "peak", "eos_mass", "monotone"):
+    for scalar in ("entropy", "peak", "eos_mass", "monotone", "aer"):
         assert f"attention/{scalar}" in tags["scalars"], scalar
+    # the gold alignments of the validation set: AER falls as attention learns
+    lines = (run / "history.jsonl").read_text().splitlines()
+    aers = [json.loads(line)["attention"]["aer"] for line in lines]
+    assert len(aers) == 2 and aers[1] < aers[0] <= 1.0, aers
     assert "samples/text_summary" in tags["tensors"]
     assert "hparams" in events.PluginTagToContent(
         "hparams"
@@ -118,7 +123,7 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
 def test_no_attention_run_says_there_is_nothing_to_align(runs) -> None:
     events = EventAccumulator(str(runs["none"]))
     events.Reload()
-    assert not [t for t in events.Tags()["images"] if t.startswith("alignment/")]
+    assert not events.Tags()["images"]
     assert "alignment/text_summary" in events.Tags()["tensors"]
     assert not [t for t in events.Tags()["scalars"] if t.startswith("attention/")]
 
