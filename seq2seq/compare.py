@@ -161,7 +161,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             "chrF",
             "AER",
         ]
-        + [f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in results[0]["buckets"]]
+        + [f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in _filled(results[0])]
         + [f"BLEU {b['k']} joined (n={b['n']})" for b in _joined(results[0])]
         + [f"BLEU drop, {kind} attention" for kind in _ablations(results)]
         + ["BLEU lowercased (tutorial setting)"]
@@ -178,18 +178,23 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             _cell(r["chrf"]),
             _cell(r["aer"], 3),
         ]
-        + [_cell(b["bleu"]) for b in r["buckets"]]
+        + [_cell(b["bleu"]) for b in _filled(r)]
         + [_cell(b["bleu"]) for b in _joined(r)]
-        + [_cell(r["ablation_drops"].get(kind)) for kind in _ablations(results)]
+        + [_cell(r.get("ablation_drops", {}).get(kind)) for kind in _ablations(results)]
         + [_cell(r["bleu_lc"])]
         for r in results
     ]
     return head, body
 
 
+def _filled(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The length buckets that hold sentences (the same for every run)."""
+    return [b for b in result["buckets"] if b["n"]]
+
+
 def _ablations(results: list[dict[str, Any]]) -> list[str]:
     """The ablations (ablate.KINDS order) that at least one run has."""
-    return [k for k in KINDS if any(k in r["ablation_drops"] for r in results)]
+    return [k for k in KINDS if any(k in r.get("ablation_drops", {}) for r in results)]
 
 
 def _joined(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -219,7 +224,7 @@ def seeds_markdown(results: list[dict[str, Any]], groups: list[list[int]]) -> st
         return f"{statistics.mean(xs):.1f} ± {statistics.stdev(xs):.1f}" if xs else "-"
 
     head = ["mode", "runs", "BLEU", "chrF"] + [
-        f"BLEU {b['lo']}-{b['hi']}" for b in results[0]["buckets"]
+        f"BLEU {b['lo']}-{b['hi']}" for b in _filled(results[0])
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for group in groups:
@@ -232,7 +237,8 @@ def seeds_markdown(results: list[dict[str, Any]], groups: list[list[int]]) -> st
         ]
         cells += [
             spread([r["buckets"][k]["bleu"] for r in rs])
-            for k in range(len(rs[0]["buckets"]))
+            for k, b in enumerate(rs[0]["buckets"])
+            if b["n"]
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -308,9 +314,12 @@ def compare(
                     r["chrf"],
                     r["aer"],
                 ]
-                + [b["bleu"] for b in r["buckets"]]
+                + [b["bleu"] for b in _filled(r)]
                 + [b["bleu"] for b in _joined(r)]
-                + [r["ablation_drops"].get(kind) for kind in _ablations(results)]
+                + [
+                    r.get("ablation_drops", {}).get(kind)
+                    for kind in _ablations(results)
+                ]
                 + [r["bleu_lc"]]
             )
     signature = None
