@@ -60,18 +60,24 @@ def heatmap(
 ) -> Figure:
     """Source subwords on x, generated subwords on y, with a colour bar."""
     rows, cols = weights.shape
-    fig, ax = plt.subplots(figsize=(2.5 + 0.22 * cols, 1.8 + 0.22 * rows), dpi=80)
+    size = (max(4.0, 2.5 + 0.22 * cols), max(3.0, 1.8 + 0.22 * rows))
+    fig, ax = plt.subplots(figsize=size, dpi=80)
     image = ax.imshow(
         weights.numpy(), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
     )
-    ax.set_xticks(range(cols), labels=list(src)[:cols], rotation=90, fontsize=8)
-    ax.set_yticks(range(rows), labels=list(tgt)[:rows], fontsize=8)
+    ax.set_xticks(range(cols), labels=_short(src[:cols]), rotation=90, fontsize=8)
+    ax.set_yticks(range(rows), labels=_short(tgt[:rows]), fontsize=8)
     ax.set_xlabel("source")
     ax.set_ylabel("generated")
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     fig.tight_layout()
     return fig
+
+
+def _short(labels: Sequence[str], width: int = 16) -> list[str]:
+    """Tick labels cut to ``width`` characters (merged words can be long)."""
+    return [x if len(x) <= width else x[: width - 1] + "…" for x in labels]
 
 
 def word_view(
