@@ -23,6 +23,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -114,18 +115,28 @@ def commands(job: Job, splits: Sequence[str]) -> str:
 
 
 def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
-    """Train and evaluate each job in a subprocess, ``parallel`` at a time."""
+    """Train and evaluate each job in a subprocess, ``parallel`` at a time: a
+    new job starts as soon as any running one ends. After a failure no new job
+    starts; those running are let finish, then the failure is reported."""
     env = os.environ | ({"OMP_NUM_THREADS": "1"} if parallel > 1 else {})
     pending = list(jobs)
     running: list[tuple[Job, subprocess.Popen]] = []
-    while pending or running:
-        while pending and len(running) < parallel:
+    failed: list[Job] = []
+    while running or (pending and not failed):
+        while pending and not failed and len(running) < parallel:
             job = pending.pop(0)
             cmd = commands(job, splits)
             running.append((job, subprocess.Popen(cmd, shell=True, env=env)))
-        job, proc = running.pop(0)
-        if proc.wait() != 0:
-            raise UserError(f"{job.run_dir}: training or evaluation failed (see above)")
+        ended = [(job, proc) for job, proc in running if proc.poll() is not None]
+        if not ended:
+            time.sleep(0.5)
+        for job, proc in ended:
+            running.remove((job, proc))
+            if proc.returncode != 0:
+                failed.append(job)
+    if failed:
+        names = ", ".join(str(job.run_dir) for job in failed)
+        raise UserError(f"{names}: training or evaluation failed (see above)")
 
 
 def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, tiny_overrides
 
+from seq2seq import experiment as experiment_module
 from seq2seq.errors import UserError
-from seq2seq.experiment import experiment, load_experiment
+from seq2seq.experiment import Job, experiment, load_experiment, run_jobs
 from seq2seq.synth import write_corpus
 
 
@@ -78,3 +79,40 @@ def test_shipped_experiments_load() -> None:
     for path in sorted((REPO / "configs/experiments").glob("*.yaml")):
         exp = load_experiment(path)
         assert exp.configs
+
+
+def fake_jobs(tmp_path: Path, monkeypatch, scripts: dict[str, str]) -> list[Job]:
+    """Jobs whose command is the given shell script, not a training."""
+    monkeypatch.setattr(
+        experiment_module, "commands", lambda job, splits: scripts[job.run_dir.name]
+    )
+    return [Job(Path("c.yaml"), 1, tmp_path / name) for name in scripts]
+
+
+def test_a_new_job_starts_when_any_running_one_ends(
+    tmp_path: Path, monkeypatch
+) -> None:
+    marker = tmp_path / "c-started"
+    scripts = {
+        # a waits (up to 20 s) for c, which can only start once b has ended
+        "a": f"for i in $(seq 200); do [ -e {marker} ] && exit 0; sleep 0.1; done; "
+        "exit 1",
+        "b": "exit 0",
+        "c": f"touch {marker}",
+    }
+    run_jobs(fake_jobs(tmp_path, monkeypatch, scripts), ["test"], parallel=2)
+    assert marker.exists()
+
+
+def test_after_a_failure_running_jobs_finish_and_no_new_one_starts(
+    tmp_path: Path, monkeypatch
+) -> None:
+    scripts = {
+        "bad": "exit 3",
+        "slow": f"sleep 0.5 && touch {tmp_path / 'slow-done'}",
+        "never": f"touch {tmp_path / 'never-ran'}",
+    }
+    with pytest.raises(UserError, match="bad: training or evaluation failed"):
+        run_jobs(fake_jobs(tmp_path, monkeypatch, scripts), ["test"], parallel=2)
+    assert (tmp_path / "slow-done").exists()
+    assert not (tmp_path / "never-ran").exists()
