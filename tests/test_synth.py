@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import TypeVar
 
@@ -48,11 +47,10 @@ def sample() -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, float]:
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("synth_ende")
-    start = time.perf_counter()
     manifest = synth.write_corpus(out)  # default sizes: 31500 pairs
-    return out, manifest, time.perf_counter() - start
+    return out, manifest
 
 
 # ------------------------------------------------------------ determinism
@@ -77,8 +75,8 @@ def test_write_corpus_is_byte_identical_and_splits_independent(tmp_path: Path) -
 
 
 # ------------------------------------------------------------ the corpus files
-def test_write_corpus_files_and_manifest(corpus: tuple[Path, dict, float]) -> None:
-    out, manifest, seconds = corpus
+def test_write_corpus_files_and_manifest(corpus: tuple[Path, dict]) -> None:
+    out, manifest = corpus
     names = {f"{s}.{e}" for s in synth.SPLITS for e in ("en", "de", "align")}
     assert {p.name for p in out.iterdir()} == names | {"MANIFEST.json"}
     assert json.loads((out / "MANIFEST.json").read_text("utf-8")) == manifest
@@ -93,13 +91,12 @@ def test_write_corpus_files_and_manifest(corpus: tuple[Path, dict, float]) -> No
         lens = [len(line.split()) for line in texts[0].splitlines()]
         assert stats["lines"] == n and stats["en_len_max"] == max(lens) <= 60
         assert stats["en_len_min"] == min(lens) >= 3
-    assert seconds < 10, f"31500 pairs took {seconds:.1f} s"
 
 
 def test_val_and_test_sentences_never_occur_in_train(
-    corpus: tuple[Path, dict, float],
+    corpus: tuple[Path, dict],
 ) -> None:
-    out, _, _ = corpus
+    out, _ = corpus
     train = set((out / "train.en").read_text("utf-8").splitlines())
     for split in ("val", "test"):
         held = (out / f"{split}.en").read_text("utf-8").splitlines()
