@@ -44,6 +44,7 @@ def collect(
                 "by_sentences": result.get("by_sentences", []),
                 "decoding": result.get("decoding", "greedy"),
                 "ablation_drops": ablation_drops(run, split + decoding.tag),
+                "length_ratio": length_ratios(run, split, decoding.tag),
             }
             | training_summary(run)
         )
@@ -54,6 +55,28 @@ def collect(
             "with the same buckets to compare"
         )
     return results
+
+
+def length_ratios(run: Path, split: str, tag: str) -> list[float]:
+    """Words written / reference words: overall, then for each number of
+    sentences joined (a joined split). A model that stops early shows here.
+    Empty when the run lacks its config or hypotheses."""
+    config, hyp_file = run / "config.yaml", run / f"hyp_{split}{tag}.txt"
+    if not (config.is_file() and hyp_file.is_file()):
+        return []
+    pairs = eval_split(load_config(config), split)
+    hyps = read_lines(hyp_file)
+    if len(hyps) != len(pairs.split.tgt):
+        return []
+
+    def ratio(index: Sequence[int]) -> float:
+        written = sum(len(hyps[i].split()) for i in index)
+        return written / max(sum(len(pairs.split.tgt[i].split()) for i in index), 1)
+
+    sizes = sorted({len(g) for g in pairs.groups})
+    by_k = [[i for i, g in enumerate(pairs.groups) if len(g) == k] for k in sizes]
+    everything = [ratio(range(len(hyps)))]
+    return everything + ([ratio(index) for index in by_k] if len(sizes) > 1 else [])
 
 
 def ablation_drops(run: Path, name: str) -> dict[str, float]:
@@ -164,6 +187,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         + [f"BLEU {b['lo']}-{b['hi']} (n={b['n']})" for b in _filled(results[0])]
         + [f"BLEU {b['k']} joined (n={b['n']})" for b in _joined(results[0])]
         + [f"BLEU drop, {kind} attention" for kind in _ablations(results)]
+        + ["length ratio" + (" (all / k = 1, 2, ...)" if _joined(results[0]) else "")]
         + ["BLEU lowercased (tutorial setting)"]
     )
     body = [
@@ -181,6 +205,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         + [_cell(b["bleu"]) for b in _filled(r)]
         + [_cell(b["bleu"]) for b in _joined(r)]
         + [_cell(r.get("ablation_drops", {}).get(kind)) for kind in _ablations(results)]
+        + [" / ".join(f"{x:.2f}" for x in r.get("length_ratio", [])) or "-"]
         + [_cell(r["bleu_lc"])]
         for r in results
     ]
@@ -320,6 +345,7 @@ def compare(
                     r.get("ablation_drops", {}).get(kind)
                     for kind in _ablations(results)
                 ]
+                + [" / ".join(f"{x:.3f}" for x in r.get("length_ratio", []))]
                 + [r["bleu_lc"]]
             )
     signature = None

@@ -45,6 +45,9 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
         assert sum(b["n"] for b in r["buckets"]) == 40
         assert all(set(b) == {"lo", "hi", "n", "bleu"} for b in r["buckets"])
     assert data[0]["aer"] is None and data[1]["aer"] is not None
+    hyps = (runs[1] / "hyp_test.txt").read_text().split()
+    refs = (runs[0].parent.parent / "corpus" / "test.de").read_text().split()
+    assert data[1]["length_ratio"] == [pytest.approx(len(hyps) / len(refs))]
     table = (out / "compare.md").read_text()
     assert table.count("\n") == 4 and "additive" in table and "lowercased" in table
     rows = list(csv.reader((out / "compare.csv").open()))
@@ -104,6 +107,8 @@ def test_compare_on_the_joined_test_set(runs, tmp_path: Path) -> None:
         ]
     head = (tmp_path / "joined" / "compare.md").read_text().splitlines()[0]
     assert "BLEU 4 joined (n=4)" in head
+    for r in results:  # words written / reference words: overall, then k = 1..4
+        assert len(r["length_ratio"]) == 5 and all(x >= 0 for x in r["length_ratio"])
     assert results[1]["vs_baseline"]["p_value"] > 0  # paired on the joined pairs
     assert (runs[0] / "hyp_test_joined.txt").read_text().count("\n") == 16
 
