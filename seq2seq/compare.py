@@ -357,6 +357,8 @@ def compare(
         (out / "significance.md").write_text(text, encoding="utf-8")
     (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
     fig = plot(results, out / "bleu_by_length.png", f"{split}, {decoding.describe()}")
+    for old in out.glob("events.out.tfevents.*"):  # an earlier compare's: replaced
+        old.unlink()
     board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare
     board.writer.add_figure("compare/bleu_by_length", fig, 0, close=True)
     board.text("compare/table", table, 0)

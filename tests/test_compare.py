@@ -96,7 +96,9 @@ def test_seeds_of_one_config_are_summarised(runs, tmp_path: Path) -> None:
 
 
 def test_compare_on_the_joined_test_set(runs, tmp_path: Path) -> None:
-    results = compare(runs, "test_joined", tmp_path / "joined", "cpu")
+    compare(runs, "test_joined", tmp_path / "joined", "cpu")
+    results = compare(runs, "test_joined", tmp_path / "joined", "cpu")  # again
+    assert len(list((tmp_path / "joined").glob("events.out.tfevents.*"))) == 1
     for r in results:  # 40 pairs joined 1, 2, 3, 4, 1, ... -> 16 long pairs
         assert sum(b["n"] for b in r["buckets"]) == 16
         assert [(b["k"], b["n"]) for b in r["by_sentences"]] == [
