@@ -19,10 +19,16 @@ from matplotlib.figure import Figure
 
 from seq2seq.ablate import KINDS
 from seq2seq.board import Board
-from seq2seq.config import load_config, read_yaml
+from seq2seq.config import SplitFiles, load_config, read_yaml
 from seq2seq.data import read_lines
 from seq2seq.errors import UserError
-from seq2seq.evaluate import cached_evaluate, eval_split, split_files
+from seq2seq.evaluate import (
+    cached_evaluate,
+    eval_split,
+    read_eval_pairs,
+    split_files,
+)
+from seq2seq.joined import Joined
 from seq2seq.metrics import length_buckets, paired_bootstrap
 from seq2seq.search import GREEDY, Decoding
 
@@ -34,6 +40,7 @@ def collect(
 ) -> list[dict[str, Any]]:
     """The evaluation of every run, in the order given."""
     results = []
+    references: dict[SplitFiles, Joined] = {}  # read each test set once
     for run in map(Path, run_dirs):
         result = cached_evaluate(run, split, device, decoding)
         results.append(
@@ -44,7 +51,7 @@ def collect(
                 "by_sentences": result.get("by_sentences", []),
                 "decoding": result.get("decoding", "greedy"),
                 "ablation_drops": ablation_drops(run, split + decoding.tag),
-                "length_ratio": length_ratios(run, split, decoding.tag),
+                "length_ratio": length_ratios(run, split, decoding.tag, references),
             }
             | training_summary(run)
         )
@@ -57,14 +64,20 @@ def collect(
     return results
 
 
-def length_ratios(run: Path, split: str, tag: str) -> list[float]:
+def length_ratios(
+    run: Path, split: str, tag: str, references: dict[SplitFiles, Joined]
+) -> list[float]:
     """Words written / reference words: overall, then for each number of
     sentences joined (a joined split). A model that stops early shows here.
-    Empty when the run lacks its config or hypotheses."""
+    Empty when the run lacks its config or hypotheses. ``references`` caches
+    the test sets already read."""
     config, hyp_file = run / "config.yaml", run / f"hyp_{split}{tag}.txt"
     if not (config.is_file() and hyp_file.is_file()):
         return []
-    pairs = eval_split(load_config(config), split)
+    files = split_files(load_config(config), split)
+    if files not in references:
+        references[files] = read_eval_pairs(files, split)
+    pairs = references[files]
     hyps = read_lines(hyp_file)
     if len(hyps) != len(pairs.split.tgt):
         return []

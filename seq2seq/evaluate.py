@@ -83,8 +83,13 @@ def split_files(cfg: Config, split: str) -> SplitFiles:
 def eval_split(cfg: Config, split: str) -> joined.Joined:
     """The pairs of an evaluation split; ``<split>_joined`` joins k = 1..4
     consecutive pairs (joined.py). Unjoined splits have one group per pair."""
+    return read_eval_pairs(split_files(cfg, split), split)
+
+
+def read_eval_pairs(files: SplitFiles, split: str) -> joined.Joined:
+    """:func:`eval_split` from the split's files."""
     base, is_joined = joined.base_split(split)
-    data = load_split(split_files(cfg, split), base)
+    data = load_split(files, base)
     if is_joined:
         return joined.join(data)
     return joined.Joined(data, [[i] for i in range(len(data))])
