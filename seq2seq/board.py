@@ -110,8 +110,10 @@ def _labels(pieces: Sequence[str], groups: list[list[int]]) -> list[str]:
 class Board:
     """A thin wrapper over SummaryWriter with the lab's tags."""
 
-    def __init__(self, run_dir: Path) -> None:
-        self.writer = SummaryWriter(log_dir=str(run_dir))
+    def __init__(self, run_dir: Path, purge_step: int | None = None) -> None:
+        """``purge_step``: a resumed run drops the events an interrupted one
+        wrote at and after this step, so every curve continues cleanly."""
+        self.writer = SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
 
     def scalars(self, values: dict[str, float], step: int) -> None:
         for tag, value in values.items():

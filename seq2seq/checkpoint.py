@@ -1,36 +1,76 @@
-"""Checkpoints: tensors and plain data only, written atomically."""
+"""Checkpoints: tensors and plain data only, written atomically.
+
+A checkpoint is a dict of tensors, numbers, strings, lists and dicts, so it
+loads with ``torch.load(weights_only=True)`` and a file holding pickled
+objects is refused. ``last.pt`` also carries everything ``--resume`` needs to
+continue bit for bit: optimizer, schedule, counters and every RNG state.
+"""
 
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from seq2seq.config import Config, to_dict
 from seq2seq.errors import UserError
-from seq2seq.model import Seq2Seq
 
 
-def save_checkpoint(
-    path: Path, model: Seq2Seq, cfg: Config, ws: Any, state: dict[str, Any]
-) -> None:
+def atomic_save(payload: dict[str, Any], path: Path) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over
-    ``path``: a crash mid-save leaves the previous checkpoint intact."""
-    payload = {
-        "model": model.state_dict(),
-        "config": to_dict(cfg),
-        "tokenizer": ws.tokenizer.fingerprint(),
-        "vocab": [ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size],
-        "state": state,
-    }
+    ``path``: a crash or error mid-save leaves the previous checkpoint intact."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        torch.save(payload, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)  # make the rename itself durable
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # e.g. platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def rng_state() -> dict[str, Any]:
+    """Every random generator training touches, as plain data and tensors."""
+    version, words, gauss = random.getstate()
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    state = {
+        "python": [version, list(words), gauss],
+        "numpy": [name, torch.from_numpy(keys.copy()), pos, has_gauss, cached],
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    version, words, gauss = state["python"]
+    random.setstate((version, tuple(words), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, keys.numpy(), pos, has_gauss, cached))
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
@@ -49,3 +89,47 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     if not isinstance(payload, dict) or "model" not in payload:
         raise UserError(f"{path}: not a seq2seq checkpoint (no model weights)")
     return payload
+
+
+def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Dotted keys whose values differ between two config dicts."""
+    out = []
+    for key in sorted(set(saved) | set(current)):
+        a, b = saved.get(key), current.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{key}.{sub}" for sub in config_differences(a, b)]
+        elif a != b:
+            out.append(key)
+    return out
+
+
+def check_matches(
+    payload: dict[str, Any], cfg: Config, fingerprint: str, path: Path, what: str
+) -> None:
+    """The checkpoint was made with this config's ``what`` section and these
+    vocabularies; otherwise name the first mismatch."""
+    if payload.get("tokenizer") != fingerprint:
+        raise UserError(
+            f"{path}: trained with other sentencepiece models than the run's spm/ "
+            "folder (fingerprints differ); restore the run's spm/ folder or retrain"
+        )
+    saved = payload.get("config", {}).get(what)
+    current = to_dict(cfg)[what]
+    if not isinstance(saved, dict):
+        raise UserError(f"{path}: records no '{what}' config; retrain the run")
+    diff = config_differences(saved, current)
+    if diff:
+        key = diff[0]
+        old = _lookup(saved, key)
+        new = _lookup(current, key)
+        raise UserError(
+            f"{path}: trained with {what}.{key}={old!r} but the config says "
+            f"{new!r}; restore config.yaml or retrain"
+            + (f" ({len(diff) - 1} more keys differ)" if len(diff) > 1 else "")
+        )
+
+
+def _lookup(tree: dict[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -55,7 +56,14 @@ def parser() -> argparse.ArgumentParser:
     synth.add_argument("--out", type=Path, default=Path("data/synth_ende"))
 
     tr = sub.add_parser("train", help="train a model from a YAML config")
-    tr.add_argument("--config", type=Path, required=True)
+    start = tr.add_mutually_exclusive_group(required=True)
+    start.add_argument("--config", type=Path, help="a new run from this config")
+    start.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue RUN_DIR from its last.pt (--set may raise the budget)",
+    )
     tr.add_argument(
         "--set",
         dest="overrides",
@@ -130,11 +138,17 @@ def run(args: argparse.Namespace) -> None:
         print(f"wrote {args.out} (seed {args.seed}): {counts} pairs")
     elif args.command == "train":
         from seq2seq.config import load_config
-        from seq2seq.train import train
+        from seq2seq.train import resume, train
 
-        cfg = load_config(args.config, args.overrides)
-        run_dir = train(cfg, args.device, args.overwrite)
-        print(f"done: {run_dir} (tensorboard --logdir {run_dir.parent})")
+        if args.resume is not None:
+            if args.overwrite:
+                raise UserError("--resume continues a run; --overwrite would erase it")
+            run_dir = resume(args.resume, args.overrides, args.device)
+        else:
+            cfg = load_config(args.config, args.overrides)
+            run_dir = train(cfg, args.device, args.overwrite)
+        if int(os.environ.get("RANK", "0")) == 0:
+            print(f"done: {run_dir} (tensorboard --logdir {run_dir.parent})")
     elif args.command == "evaluate":
         from seq2seq.evaluate import evaluate, format_result
 

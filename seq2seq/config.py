@@ -130,6 +130,7 @@ class TrainConfig:
     batch_sentences: int = 0  # if > 0: fixed number of sentences per batch
     val_every: int = 500  # steps; 0 = once per epoch
     log_every: int = 50
+    checkpoint_every: int = 200  # steps between last.pt saves (and at validations)
     patience: int = 0  # early stopping on val BLEU; 0 = off
     val_max_sentences: int = 0  # 0 = the whole validation set
     num_probes: int = 4  # fixed validation sentences drawn as heatmaps
@@ -143,7 +144,13 @@ class TrainConfig:
         _check(0 < self.plateau_factor < 1, "train.plateau_factor", "must be in (0, 1)")
         for name in ("max_epochs", "batch_tokens", "log_every"):
             _check(getattr(self, name) >= 1, f"train.{name}", "must be >= 1")
-        for name in ("max_steps", "batch_sentences", "val_every", "patience"):
+        for name in (
+            "max_steps",
+            "batch_sentences",
+            "val_every",
+            "patience",
+            "checkpoint_every",
+        ):
             _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
         for name in ("warmup_steps", "val_max_sentences", "num_probes"):
             _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
@@ -213,6 +220,31 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
         return build(Config, raw, "")
     except UserError as err:
         raise UserError(f"{path}: {err}") from None
+
+
+# What ``--resume`` may change: how long to train, never what is trained.
+RESUMABLE = (
+    "train.max_steps",
+    "train.max_epochs",
+    "train.max_minutes",
+    "train.patience",
+)
+
+
+def load_resume_config(run_dir: Path, overrides: list[str]) -> Config:
+    """A run's saved config for ``--resume``, placed where the run now is,
+    with budget overrides only."""
+    if not (run_dir / "config.yaml").is_file():
+        raise UserError(f"{run_dir}: not a run directory (no config.yaml)")
+    for item in overrides:
+        key = item.partition("=")[0]
+        if key not in RESUMABLE:
+            raise UserError(
+                f"--set {key}: a resumed run keeps its config; only "
+                f"{', '.join(RESUMABLE)} may change (start a new run for others)"
+            )
+    cfg = load_config(run_dir / "config.yaml", overrides)
+    return dataclasses.replace(cfg, runs_dir=str(run_dir.parent), name=run_dir.name)
 
 
 def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:

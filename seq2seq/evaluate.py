@@ -18,7 +18,7 @@ import torch
 
 from seq2seq import joined
 from seq2seq.ablate import ablate
-from seq2seq.checkpoint import load_checkpoint
+from seq2seq.checkpoint import check_matches, load_checkpoint
 from seq2seq.config import Config, SplitFiles, load_config
 from seq2seq.data import bucket_batches, collate, load_split
 from seq2seq.device import autocast, pick_device
@@ -52,11 +52,7 @@ def load_run(
         else Path(checkpoint)
     )
     payload = load_checkpoint(path)
-    if payload.get("tokenizer") != tokenizer.fingerprint():
-        raise UserError(
-            f"{path}: trained with other vocabularies than {run_dir / 'spm'}; "
-            "restore the run's spm/ folder or retrain"
-        )
+    check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
     try:
         model.load_state_dict(payload["model"])

@@ -4,7 +4,9 @@
 runs the loop. Every ``val_every`` steps it computes validation loss and
 greedy BLEU, draws the probe heatmaps, saves ``last.pt`` (and ``best.pt``
 when BLEU improved), and stops early after ``patience`` validations without
-improvement.
+improvement. ``last.pt`` is also written every ``checkpoint_every`` steps and
+holds everything ``--resume`` needs to continue exactly where it was written
+(optimizer, schedule, counters, position in the epoch, RNG states).
 """
 
 from __future__ import annotations
@@ -12,23 +14,33 @@ from __future__ import annotations
 import math
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from seq2seq.board import Board
-from seq2seq.checkpoint import save_checkpoint
-from seq2seq.config import Config, save_config
+from seq2seq.checkpoint import (
+    atomic_save,
+    check_matches,
+    load_checkpoint,
+    rng_state,
+    set_rng_state,
+)
+from seq2seq.config import Config, save_config, to_dict
 from seq2seq.data import Batch, bucket_batches, collate
 from seq2seq.device import autocast, pick_device
+from seq2seq.distributed import Ranks, close_ranks, init_ranks
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq, build_model, loss_sum
 from seq2seq.schedule import LRSchedule
 from seq2seq.validate import Validator
-from seq2seq.workspace import Workspace, load_workspace
+from seq2seq.workspace import Workspace, load_workspace, run_tokenizer
 
 
 def seed_everything(seed: int) -> None:
@@ -38,11 +50,12 @@ def seed_everything(seed: int) -> None:
 
 
 def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
+    """A fresh run directory; an existing one is refused unless ``overwrite``."""
     run_dir = cfg.run_dir
-    if (run_dir / "last.pt").exists() and not overwrite:
+    if run_dir.exists() and any(run_dir.iterdir()) and not overwrite:
         raise UserError(
-            f"{run_dir} already holds a trained run; pass --overwrite to replace it "
-            "or --set name=<new name>"
+            f"{run_dir} already exists; pass --resume {run_dir} to continue it, "
+            "--overwrite to replace it, or --set name=<new name>"
         )
     if overwrite and run_dir.exists():
         shutil.rmtree(run_dir)
@@ -52,26 +65,77 @@ def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
 
 def train(cfg: Config, device_name: str = "auto", overwrite: bool = False) -> Path:
     """Train a model from ``cfg``; returns the run directory."""
-    device = pick_device(device_name)
-    seed_everything(cfg.train.seed)
-    ws = load_workspace(cfg)  # corpus, vocabularies, ids: may raise UserError
-    run_dir = prepare_run_dir(cfg, overwrite)
-    save_config(cfg, run_dir / "config.yaml")
-    ws.tokenizer_to(run_dir)
+    ranks = init_ranks(pick_device(device_name))
+    try:
+        seed_everything(cfg.train.seed)
+        ws = load_workspace(cfg)  # corpus, vocabularies, ids: may raise UserError
+        run_dir = cfg.run_dir
+        if ranks.main:
+            run_dir = prepare_run_dir(cfg, overwrite)
+            save_config(cfg, run_dir / "config.yaml")
+            ws.tokenizer_to(run_dir)
+        ranks.wait()  # the others must not look at a half-made run directory
+        loop = Loop(cfg, ws, _model(cfg, ws, ranks), ranks, run_dir)
+        loop.run()
+    finally:
+        close_ranks(ranks)
+    return run_dir
+
+
+def resume(
+    run_dir: Path, overrides: list[str] | None = None, device_name: str = "auto"
+) -> Path:
+    """Continue ``run_dir`` from its ``last.pt``; ``overrides`` may only raise
+    the budget (see :data:`seq2seq.config.RESUMABLE`)."""
+    from seq2seq.config import load_resume_config
+
+    cfg = load_resume_config(run_dir, overrides or [])
+    path = run_dir / "last.pt"
+    if not path.is_file():
+        raise UserError(
+            f"{run_dir}: nothing to resume (no last.pt: it stopped before its first "
+            "checkpoint); start it again with --config ... --overwrite"
+        )
+    payload = load_checkpoint(path)
+    tokenizer = run_tokenizer(run_dir)
+    for section in ("model", "tokenizer", "data"):
+        check_matches(payload, cfg, tokenizer.fingerprint(), path, section)
+    if "optimizer" not in payload:
+        raise UserError(f"{path}: holds no training state; it cannot be resumed")
+    if (
+        payload["state"].get("finished")
+        and payload["config"]["train"] == to_dict(cfg)["train"]
+    ):
+        raise UserError(
+            f"{run_dir} finished at step {payload['state']['step']}; to train on, "
+            "raise the budget, e.g. --set train.max_steps=N (or max_epochs)"
+        )
+    ranks = init_ranks(pick_device(device_name))
+    try:
+        ws = load_workspace(cfg, tokenizer)
+        if ranks.main:
+            save_config(cfg, run_dir / "config.yaml")  # the raised budget
+        loop = Loop(cfg, ws, _model(cfg, ws, ranks), ranks, run_dir, payload)
+        loop.run()
+    finally:
+        close_ranks(ranks)
+    return run_dir
+
+
+def _model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
     model = build_model(
         cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
     )
-    model.to(device)
-    print(
-        f"{cfg.name}: mode={cfg.model.attention} params={model.num_parameters():,} "
-        f"train={len(ws.train.split):,} pairs device={device}"
-    )
-    loop = Loop(cfg, ws, model, device, run_dir)
-    try:
-        loop.run()
-    finally:
-        loop.board.close()
-    return run_dir
+    model.to(ranks.device)
+    if ranks.world > 1:  # same initial weights everywhere, own dropout draws
+        torch.manual_seed(cfg.train.seed + ranks.rank)
+    if ranks.main:
+        print(
+            f"{cfg.name}: mode={cfg.model.attention} params="
+            f"{model.num_parameters():,} train={len(ws.train.split):,} pairs "
+            f"device={ranks.device}" + (f" x {ranks.world}" if ranks.world > 1 else "")
+        )
+    return model
 
 
 class Loop:
@@ -82,51 +146,90 @@ class Loop:
         cfg: Config,
         ws: Workspace,
         model: Seq2Seq,
-        device: torch.device,
+        ranks: Ranks,
         run_dir: Path,
+        payload: dict[str, Any] | None = None,
     ) -> None:
-        self.cfg, self.ws, self.model, self.device = cfg, ws, model, device
-        self.run_dir = run_dir
+        self.cfg, self.ws, self.model, self.ranks = cfg, ws, model, ranks
+        self.device, self.run_dir = ranks.device, run_dir
+        # The module that trains: DDP averages gradients over the ranks.
+        self.net = DistributedDataParallel(model) if ranks.world > 1 else model
         self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
         self.schedule = LRSchedule(cfg.train)
-        self.board = Board(run_dir)
-        self.validator = Validator(cfg, ws, self.board, device)
-        self.step, self.epoch = 0, 0
+        self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.best_bleu, self.bad_validations = -1.0, 0
         self.best: dict[str, float] = {}
-        self.start = time.monotonic()
+        self.last_val_step, elapsed = -1, 0.0
+        if payload is not None:
+            elapsed = self.load_state(payload)
+        self.start = time.monotonic() - elapsed
+        self.board = self.validator = None
+        if ranks.main:
+            # Events after the checkpoint's step came from the lost part of an
+            # interrupted run; TensorBoard drops them (purge_step).
+            self.board = Board(run_dir, self.step + 1 if payload else None)
+            self.validator = Validator(cfg, ws, self.board, self.device)
+            if payload is not None:
+                self.validator.rewind(self.step, elapsed)
 
     def out_of_budget(self) -> bool:
         t = self.cfg.train
         if t.max_steps and self.step >= t.max_steps:
             return True
         minutes = (time.monotonic() - self.start) / 60
-        return bool(t.max_minutes and minutes >= t.max_minutes)
+        return self.ranks.any(bool(t.max_minutes and minutes >= t.max_minutes))
 
     def run(self) -> None:
         t = self.cfg.train
         stop = False
-        while not stop and self.epoch < t.max_epochs and not self.out_of_budget():
-            self.epoch += 1
-            stop = self.run_epoch()
-        if self.step > 0 and self.validator.last_step != self.step:
-            self.validate()
-        self.validator.finish(self.model, self.best, self.step)
+        try:
+            while not stop and not self.out_of_budget():
+                if self.batch_in_epoch == 0:  # else: resume inside an epoch
+                    if self.epoch >= t.max_epochs:
+                        break
+                    self.epoch += 1
+                stop = self.run_epoch()
+            if self.step > 0 and self.last_val_step != self.step:
+                self.validate()
+            self.save_last(finished=True)
+            if self.validator is not None:
+                self.validator.finish(self.model, self.best, self.step)
+        finally:
+            if self.board is not None:
+                self.board.close()
+
+    def epoch_batches(self) -> list[list[int]]:
+        """The epoch's batches (a function of seed and epoch, so a resumed run
+        rebuilds the same list); batches too small to give every rank a
+        sentence are left out on every rank."""
+        t = self.cfg.train
+        batches = bucket_batches(
+            self.ws.train.lengths(),
+            t.batch_tokens,
+            t.batch_sentences,
+            seed=t.seed + self.epoch,
+        )
+        return [b for b in batches if len(b) >= self.ranks.world]
 
     def run_epoch(self) -> bool:
-        """One pass over the training data; True when training must stop."""
-        t, train = self.cfg.train, self.ws.train
-        batches = bucket_batches(
-            train.lengths(), t.batch_tokens, t.batch_sentences, seed=t.seed + self.epoch
-        )
+        """The rest of the epoch; True when training must stop."""
+        t = self.cfg.train
+        batches = self.epoch_batches()
+        done = self.batch_in_epoch
         tokens, tick = 0, time.monotonic()
-        with tqdm(
-            batches, desc=f"epoch {self.epoch}", unit="batch", leave=False
-        ) as bar:
+        bar = tqdm(
+            batches[done:],
+            desc=f"epoch {self.epoch}",
+            unit="batch",
+            initial=done,
+            total=len(batches),
+            leave=False,
+            disable=not self.ranks.main,
+        )
+        with bar:
             for index in bar:
-                batch = collate(train.src_ids, train.tgt_ids, index).to(self.device)
-                loss, norm = self.train_step(batch)
-                tokens += batch.n_tgt_tokens
+                loss, norm, n_tokens = self.train_step(index)
+                tokens += n_tokens
                 if self.step % t.log_every == 0:
                     rate = tokens / max(time.monotonic() - tick, 1e-9)
                     bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
@@ -136,11 +239,16 @@ class Loop:
                     if self.validate():
                         return True
                     tokens, tick = 0, time.monotonic()  # tokens/s excludes validation
+                elif t.checkpoint_every and self.step % t.checkpoint_every == 0:
+                    self.save_last()
                 if self.out_of_budget():
                     return True
+        self.batch_in_epoch = 0
         return not t.val_every and self.validate()
 
     def log_train(self, loss: float, norm: float, rate: float) -> None:
+        if self.board is None:
+            return
         lr = self.opt.param_groups[0]["lr"]
         self.board.scalars(
             {
@@ -152,22 +260,31 @@ class Loop:
             self.step,
         )
 
-    def train_step(self, batch: Batch) -> tuple[float, float]:
-        self.model.train()
+    def train_step(self, index: list[int]) -> tuple[float, float, int]:
+        """One update on the batch ``index`` (this rank's share of it); returns
+        loss per target token, gradient norm, the batch's target tokens."""
+        train = self.ws.train
+        n_tokens = sum(len(train.tgt_ids[i]) + 1 for i in index)  # the whole batch
+        batch: Batch = collate(
+            train.src_ids, train.tgt_ids, self.ranks.shard(index)
+        ).to(self.device)
+        self.net.train()
         self.step += 1
+        self.batch_in_epoch += 1
         for group in self.opt.param_groups:
             group["lr"] = self.schedule.lr(self.step)
         with autocast(self.device):
             loss, _ = loss_sum(
-                self.model,
+                self.net,
                 batch.src,
                 batch.src_len,
                 batch.tgt_in,
                 batch.tgt_out,
                 self.cfg.train.label_smoothing,
             )
-        loss = loss / batch.n_tgt_tokens  # per-token mean
-        if not torch.isfinite(loss):
+        # Per-token mean over the whole batch once DDP averages over ranks.
+        loss = loss / n_tokens * self.ranks.world
+        if self.ranks.any(not bool(torch.isfinite(loss))):
             raise UserError(
                 f"loss became {loss.item()} at step {self.step}; lower train.lr or "
                 "raise train.clip_norm; the last checkpoint is kept"
@@ -177,29 +294,91 @@ class Loop:
         clip = self.cfg.train.clip_norm or math.inf
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
         self.opt.step()
-        return loss.item(), float(norm)
+        return loss.item(), float(norm), n_tokens
 
     def validate(self) -> bool:
-        """Validate, checkpoint; True when early stopping says stop."""
-        result = self.validator.run(self.model, self.step)
-        improved = result["bleu"] > self.best_bleu
-        if improved:
-            self.best_bleu, self.bad_validations = result["bleu"], 0
-            self.best = result
-        else:
-            self.bad_validations += 1
+        """Validate (rank 0), checkpoint; True when early stopping says stop."""
+        improved = False
+        if self.validator is not None:
+            result = self.validator.run(self.model, self.step)
+            improved = result["bleu"] > self.best_bleu
+            if improved:
+                self.best_bleu, self.best = result["bleu"], result
+        improved = self.ranks.any(improved)
+        self.bad_validations = 0 if improved else self.bad_validations + 1
         self.schedule.observe(improved)
-        state = {
-            "step": self.step,
-            "epoch": self.epoch,
-            "best_bleu": self.best_bleu,
-            "val": result,
-            "elapsed_s": time.monotonic() - self.start,
-        }
-        save_checkpoint(self.run_dir / "last.pt", self.model, self.cfg, self.ws, state)
-        if improved:
-            save_checkpoint(
-                self.run_dir / "best.pt", self.model, self.cfg, self.ws, state
-            )
+        self.last_val_step = self.step
+        self.save_last()
+        if improved and self.ranks.main:
+            atomic_save(self.payload(), self.run_dir / "best.pt")
         patience = self.cfg.train.patience
         return bool(patience and self.bad_validations >= patience)
+
+    # --- checkpoints -----------------------------------------------------------
+
+    def payload(self, finished: bool = False) -> dict[str, Any]:
+        """What ``best.pt`` holds: weights, config, vocabularies, counters."""
+        return {
+            "model": self.model.state_dict(),
+            "config": to_dict(self.cfg),
+            "tokenizer": self.ws.tokenizer.fingerprint(),
+            "vocab": [
+                self.ws.tokenizer.src_vocab_size,
+                self.ws.tokenizer.tgt_vocab_size,
+            ],
+            "state": {
+                "step": self.step,
+                "epoch": self.epoch,
+                "batch_in_epoch": self.batch_in_epoch,
+                "best_bleu": self.best_bleu,
+                "best": self.best,
+                "bad_validations": self.bad_validations,
+                "last_val_step": self.last_val_step,
+                "elapsed_s": time.monotonic() - self.start,
+                "world": self.ranks.world,
+                "finished": finished,
+            },
+        }
+
+    def save_last(self, finished: bool = False) -> None:
+        """``last.pt``: :meth:`payload` plus optimizer, schedule and the RNG
+        state of every rank, so that ``--resume`` continues exactly."""
+        rngs = self.ranks.gather(rng_state())  # a collective: every rank calls it
+        if not self.ranks.main:
+            return
+        payload = self.payload(finished) | {
+            "optimizer": self.opt.state_dict(),
+            "schedule": {
+                "scale": self.schedule.scale,
+                "stalled": self.schedule.stalled,
+            },
+            "rng": rngs,
+        }
+        atomic_save(payload, self.run_dir / "last.pt")
+
+    def load_state(self, payload: dict[str, Any]) -> float:
+        """Restore from a ``last.pt`` payload; returns the elapsed seconds."""
+        self.model.load_state_dict(payload["model"])
+        self.opt.load_state_dict(payload["optimizer"])
+        self.schedule.scale = payload["schedule"]["scale"]
+        self.schedule.stalled = payload["schedule"]["stalled"]
+        s = payload["state"]
+        self.step, self.epoch = s["step"], s["epoch"]
+        self.batch_in_epoch = s["batch_in_epoch"]
+        self.best_bleu, self.best = s["best_bleu"], s["best"]
+        self.bad_validations, self.last_val_step = (
+            s["bad_validations"],
+            s["last_val_step"],
+        )
+        rngs = payload["rng"]
+        if len(rngs) != self.ranks.world and self.ranks.main:
+            print(
+                f"warning: last.pt was written by {len(rngs)} processes and resumes "
+                f"with {self.ranks.world}: dropout draws differ from an "
+                "uninterrupted run",
+                file=sys.stderr,
+            )
+        set_rng_state(rngs[self.ranks.rank % len(rngs)])
+        if self.ranks.main:
+            print(f"resuming at step {self.step} (epoch {self.epoch})")
+        return float(s["elapsed_s"])

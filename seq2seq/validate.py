@@ -49,6 +49,16 @@ class Validator:
         self.start = time.monotonic()
         self.history = Path(cfg.run_dir) / "history.jsonl"
 
+    def rewind(self, step: int, elapsed: float) -> None:
+        """Continue a resumed run: keep the history up to the checkpoint's
+        step (later lines came from the lost part) and its clock."""
+        self.start = time.monotonic() - elapsed
+        if not self.history.is_file():
+            return
+        lines = self.history.read_text(encoding="utf-8").splitlines()
+        keep = [line for line in lines if json.loads(line)["step"] <= step]
+        self.history.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
+
     @torch.no_grad()
     def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
         """Per-token validation cross-entropy under teacher forcing, and the

@@ -57,11 +57,14 @@ class Workspace:
         shutil.copyfile(self.tokenizer.tgt_model, folder / "tgt.model")
 
 
-def load_workspace(cfg: Config) -> Workspace:
+def load_workspace(cfg: Config, tokenizer: Tokenizer | None = None) -> Workspace:
+    """The config's corpus, encoded with ``tokenizer`` (a resumed run's own) or
+    with vocabularies built (or found cached) beside the training files."""
     splits = load_corpus(cfg.data)
     train = splits["train"]
-    root = Path(cfg.data.train.src).parent
-    tokenizer = build_tokenizer(cfg.tokenizer, train.src, train.tgt, root)
+    if tokenizer is None:
+        root = Path(cfg.data.train.src).parent
+        tokenizer = build_tokenizer(cfg.tokenizer, train.src, train.tgt, root)
     test = splits.get("test")
     return Workspace(
         tokenizer,

@@ -1,0 +1,82 @@
+"""More than one process: ``torchrun --nproc_per_node N -m seq2seq train ...``.
+
+Every rank builds the same bucketed batch list (same seed) and takes every
+N-th sentence of each batch, so the ranks never overlap and together they see
+exactly the batch a single process would. DistributedDataParallel averages the
+gradients; scaling each rank's loss by N / (the whole batch's target tokens)
+makes that average the per-token mean over the whole batch. Only rank 0 logs,
+validates and writes checkpoints; the others wait for its decisions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from seq2seq.errors import UserError
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """This process's place among the training processes (1 when alone)."""
+
+    rank: int = 0
+    world: int = 1
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def shard(self, index: list[int]) -> list[int]:
+        """This rank's sentences of a batch: every ``world``-th one."""
+        return index[self.rank :: self.world]
+
+    def any(self, flag: bool) -> bool:
+        """True on every rank when it is True on any (stop decisions)."""
+        if self.world == 1:
+            return flag
+        t = torch.tensor([int(flag)], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return bool(t.item())
+
+    def gather(self, obj: Any) -> list[Any]:
+        """Every rank's ``obj``, in rank order (on every rank)."""
+        if self.world == 1:
+            return [obj]
+        out: list[Any] = [None] * self.world
+        dist.all_gather_object(out, obj)
+        return out
+
+    def wait(self) -> None:
+        if self.world > 1:
+            dist.barrier()
+
+
+def init_ranks(device: torch.device) -> Ranks:
+    """Join the process group torchrun describes in the environment (gloo on
+    the CPU, nccl on CUDA), or run alone when there is none."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return Ranks(device=device)
+    rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
+    if device.type == "cuda":
+        if local >= torch.cuda.device_count():
+            raise UserError(
+                f"LOCAL_RANK {local}: only {torch.cuda.device_count()} CUDA devices; "
+                "lower --nproc_per_node"
+            )
+        device = torch.device("cuda", local)
+        torch.cuda.set_device(device)
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return Ranks(rank, world, device)
+
+
+def close_ranks(ranks: Ranks) -> None:
+    if ranks.world > 1 and dist.is_initialized():
+        dist.destroy_process_group()
