@@ -24,6 +24,11 @@ from seq2seq.tokenizer import BOS, EOS, PAD
 
 Alignment = list[tuple[int, int]]  # (source word, target word) links
 
+# A line is one sentence. The longest Multi30k line has ~300 characters; one of
+# 10 000 is a file that lost its line breaks, and would become a single batch
+# (or a decoding) tens of thousands of tokens long.
+MAX_LINE_CHARS = 10_000
+
 
 def read_lines(path: str | Path) -> list[str]:
     """All lines of a UTF-8 text file (``.gz`` too), CRLF tolerated."""
@@ -36,11 +41,18 @@ def read_lines(path: str | Path) -> list[str]:
         with opener(path, "rb") as f:
             for number, raw in enumerate(f, start=1):
                 try:
-                    lines.append(raw.decode("utf-8").rstrip("\r\n"))
+                    line = raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError:
                     raise UserError(
                         f"{path}:{number}: not valid UTF-8; re-encode the file as UTF-8"
                     ) from None
+                if len(line) > MAX_LINE_CHARS:
+                    raise UserError(
+                        f"{path}:{number}: {len(line):,} characters, more than one "
+                        f"sentence can be (at most {MAX_LINE_CHARS:,}); split the "
+                        "line into sentences or remove it"
+                    )
+                lines.append(line)
     except (OSError, EOFError) as err:
         raise UserError(f"{path}: cannot read ({err})") from None
     return lines

@@ -51,6 +51,12 @@ def load_run(
         if checkpoint in ("best", "last")
         else Path(checkpoint)
     )
+    if checkpoint in ("best", "last") and not path.is_file():
+        hint = " or pass --checkpoint last" if (run_dir / "last.pt").is_file() else ""
+        raise UserError(
+            f"{path}: missing, the run has not validated yet; finish it with "
+            f"seq2seq train --resume {run_dir}{hint}"
+        )
     payload = load_checkpoint(path)
     check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)

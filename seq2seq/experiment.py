@@ -11,10 +11,11 @@ An experiment file names the configs, the seeds, the overrides every run gets
     splits: [test, test_joined]   # evaluated and compared, first one first
 
 Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when it already has
-an ``eval_<split>.json`` for every split, and only evaluated when it has one
-for some split (training finished), so an interrupted experiment resumes where
-it stopped. The comparison of the first split goes to
-``<runs_dir>/<name>/compare/``, that of any further split to ``compare_<split>/``.
+an ``eval_<split>.json`` for every split, only evaluated when its training
+finished, and continued with ``train --resume`` when its ``last.pt`` is from an
+interrupted training, so a killed experiment resumes where it stopped. The
+comparison of the first split goes to ``<runs_dir>/<name>/compare/``, that of
+any further split to ``compare_<split>/``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from seq2seq.checkpoint import load_checkpoint
 from seq2seq.compare import compare, markdown
 from seq2seq.config import build, read_yaml
 from seq2seq.errors import UserError
@@ -66,6 +68,14 @@ class Job:
     def evaluated(self, split: str) -> bool:
         return (self.run_dir / f"eval_{split}.json").is_file()
 
+    def training(self) -> str:
+        """``finished``, ``interrupted`` (a last.pt to resume) or ``new``."""
+        try:
+            state = load_checkpoint(self.run_dir / "last.pt")["state"]
+        except UserError:  # none yet, or unreadable: train from the start
+            return "new"
+        return "finished" if state.get("finished") else "interrupted"
+
 
 def load_experiment(path: str | Path) -> Experiment:
     path = Path(path)
@@ -102,10 +112,15 @@ def plan(exp: Experiment) -> list[Job]:
 
 
 def commands(job: Job, splits: Sequence[str]) -> str:
-    """Shell command that trains the job (unless done) and evaluates what is
-    missing; training counts as done once any split was evaluated."""
+    """Shell command that trains the job (unless done: finished, or any split
+    evaluated), resuming an interrupted training, and evaluates what is missing."""
     seq2seq = [sys.executable, "-m", "seq2seq"]
-    steps = [] if any(map(job.evaluated, splits)) else [[*seq2seq, "train", *job.args]]
+    state = "finished" if any(map(job.evaluated, splits)) else job.training()
+    steps = {
+        "finished": [],
+        "interrupted": [[*seq2seq, "train", "--resume", str(job.run_dir)]],
+        "new": [[*seq2seq, "train", *job.args]],
+    }[state]
     steps += [
         [*seq2seq, "evaluate", str(job.run_dir), "--split", split]
         for split in splits

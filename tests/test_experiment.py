@@ -6,11 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import REPO, tiny_overrides
 
 from seq2seq import experiment as experiment_module
 from seq2seq.errors import UserError
-from seq2seq.experiment import Job, experiment, load_experiment, run_jobs
+from seq2seq.experiment import (
+    Job,
+    commands,
+    experiment,
+    load_experiment,
+    run_jobs,
+)
 from seq2seq.synth import write_corpus
 
 
@@ -63,6 +70,19 @@ def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
         (4, 3),
     ]
     assert (root / "compare_test_joined" / "compare.json").is_file()
+
+
+def test_interrupted_trainings_resume_and_finished_ones_are_kept(
+    tmp_path: Path,
+) -> None:
+    job = Job(Path("c.yaml"), 1, tmp_path / "run", ["--config", "c.yaml"])
+    assert " train --config c.yaml" in commands(job, ["test"])
+    job.run_dir.mkdir()
+    for finished, expected in ((False, f"train --resume {job.run_dir}"), (True, "")):
+        state = {"step": 5, "finished": finished}
+        torch.save({"model": {}, "state": state}, job.run_dir / "last.pt")
+        train = commands(job, ["test"]).split(" && ")[0]
+        assert (expected in train) if expected else (" train " not in train)
 
 
 def test_bad_experiment_files(tmp_path: Path) -> None:

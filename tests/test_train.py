@@ -196,7 +196,7 @@ def test_tensorboard_serves_the_heatmaps(runs) -> None:
 def test_same_seed_same_weights(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
-    weights = []
+    weights, scores = [], []
     for name in ("a", "b"):
         cfg = load_config(
             REPO / "configs/synth_ende/additive.yaml",
@@ -206,5 +206,8 @@ def test_same_seed_same_weights(tmp_path: Path) -> None:
         payload = torch.load(run / "last.pt", weights_only=True)
         assert payload["state"]["step"] == 16
         weights.append(payload["model"])
+        history = [json.loads(line) for line in (run / "history.jsonl").open()]
+        scores.append([(h["step"], h["loss"], h["bleu"], h["chrf"]) for h in history])
     for key, value in weights[0].items():
         assert torch.equal(value, weights[1][key]), key
+    assert scores[0] == scores[1] and len(scores[0]) == 2  # validation, bit for bit

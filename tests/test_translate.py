@@ -153,7 +153,7 @@ def test_errors_leave_an_existing_output_alone(runs, source: Path, capsys) -> No
     shutil.copytree(runs["additive"] / "spm", empty / "spm")
     shutil.copy(runs["additive"] / "config.yaml", empty)
     assert run(empty, "--input", source) == 2
-    assert "no checkpoint here; train the run first" in capsys.readouterr().err
+    assert "best.pt: missing, the run has not validated yet" in capsys.readouterr().err
 
 
 def test_standard_input_and_output(runs, source: Path) -> None:

@@ -1,0 +1,238 @@
+"""The bad-input catalogue: every mistake a user can make with corpus files,
+configs, run directories, checkpoints and devices ends in one line naming the
+file/line/key and the fix, exit status 2, no traceback, and no existing file
+changed or removed."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO, tiny_overrides, write_parallel
+
+import seq2seq.train as train_module
+from seq2seq.cli import main
+from seq2seq.config import load_config
+from seq2seq.errors import UserError
+from seq2seq.synth import write_corpus
+from seq2seq.train import train
+
+SOURCES = ["ein kleiner hund", "zwei katzen", "der mann liest", "ich sehe dich"]
+TARGETS = ["a small dog", "two cats", "the man reads", "i see you"]
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with a hash of its bytes."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def config(folder: Path, src: Path, tgt: Path, extra: str = "") -> Path:
+    path = folder / "c.yaml"
+    path.write_text(
+        f"data:\n  train: {{src: {src}, tgt: {tgt}}}\n"
+        f"  val: {{src: {src}, tgt: {tgt}}}\n"
+        f"runs_dir: {folder / 'runs'}\n{extra}",
+        encoding="utf-8",
+    )
+    return path
+
+
+def corpus(folder: Path, src: list[str], tgt: list[str]) -> Path:
+    s, t = write_parallel(folder, "train", src, tgt)
+    return config(folder, s, t)
+
+
+def good(folder: Path) -> Path:
+    return corpus(folder, SOURCES, TARGETS)
+
+
+def missing_file(d: Path) -> tuple[list[str], str]:
+    cfg = config(d, d / "nope.de", d / "nope.en")
+    return ["train", "--config", str(cfg)], "nope.de: file not found"
+
+
+def line_counts_differ(d: Path) -> tuple[list[str], str]:
+    cfg = corpus(d, SOURCES, TARGETS[:3])
+    return ["train", "--config", str(cfg)], "train.src has 4 lines but"
+
+
+def invalid_utf8(d: Path) -> tuple[list[str], str]:
+    cfg = good(d)
+    (d / "train.src").write_bytes(b"ein hund\nzwei \xff katzen\nx\ny\n")
+    return ["train", "--config", str(cfg)], "train.src:2: not valid UTF-8"
+
+
+def empty_corpus(d: Path) -> tuple[list[str], str]:
+    cfg = corpus(d, [], [])
+    return ["train", "--config", str(cfg)], "no usable sentence pairs"
+
+
+def empty_after_cleaning(d: Path) -> tuple[list[str], str]:
+    cfg = corpus(d, ["  ", "a b", ""], ["x", " ", "y"])
+    return ["train", "--config", str(cfg)], "no usable sentence pairs"
+
+
+def huge_line(d: Path) -> tuple[list[str], str]:
+    cfg = corpus(d, [*SOURCES[:2], "x" * 100_000, SOURCES[3]], TARGETS)
+    return ["train", "--config", str(cfg)], "train.src:3: 100,000 characters"
+
+
+def unknown_key(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "train.lerning_rate=1"]
+    return args, "unknown config key 'train.lerning_rate'"
+
+
+def unknown_key_in_file(d: Path) -> tuple[list[str], str]:
+    cfg = config(d, *write_parallel(d, "t", SOURCES, TARGETS), "modle: {}\n")
+    return ["train", "--config", str(cfg)], "did you mean 'model'"
+
+
+def wrong_type(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "train.lr=fast"]
+    return args, "'train.lr': expected float"
+
+
+def negative_size(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "model.encoder.hidden_size=-8"]
+    return args, "'model.encoder.hidden_size': must be >= 1"
+
+
+def dropout_one(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "model.decoder.dropout=1"]
+    return args, "'model.decoder.dropout': must be in [0, 1)"
+
+
+def bad_override_syntax(d: Path) -> tuple[list[str], str]:
+    return ["train", "--config", str(good(d)), "--set", "train.lr"], "KEY=VALUE"
+
+
+def invalid_yaml(d: Path) -> tuple[list[str], str]:
+    path = d / "bad.yaml"
+    path.write_text("data:\n  train: [a\nmodel: {}\n")
+    return ["train", "--config", str(path)], "bad.yaml:3: not valid YAML"
+
+
+def vocabulary_too_large(d: Path) -> tuple[list[str], str]:
+    return ["train", "--config", str(good(d))], "tokenizer.vocab_size=8000 is too large"
+
+
+def not_a_run_directory(d: Path) -> tuple[list[str], str]:
+    return ["evaluate", str(d)], "not a run directory (no config.yaml)"
+
+
+def cuda_without_cuda(d: Path) -> tuple[list[str], str]:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    return ["train", "--config", str(good(d)), "--device", "cuda"], "no CUDA device"
+
+
+CASES: list[Callable[[Path], tuple[list[str], str]]] = [
+    missing_file,
+    line_counts_differ,
+    invalid_utf8,
+    empty_corpus,
+    empty_after_cleaning,
+    huge_line,
+    unknown_key,
+    unknown_key_in_file,
+    wrong_type,
+    negative_size,
+    dropout_one,
+    bad_override_syntax,
+    invalid_yaml,
+    vocabulary_too_large,
+    not_a_run_directory,
+    cuda_without_cuda,
+]
+
+
+def assert_user_error(argv: list[str], needle: str, folder: Path, capsys) -> None:
+    before = snapshot(folder)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert needle in lines[0], lines[0]
+    after = snapshot(folder)
+    assert {k: after.get(k) for k in before} == before  # nothing changed or lost
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
+def test_user_errors(case, tmp_path: Path, capsys) -> None:
+    argv, needle = case(tmp_path)
+    assert_user_error(argv, needle, tmp_path, capsys)
+    assert not (tmp_path / "runs").exists()  # no half-made run directory
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bad_input")
+    write_corpus(root / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20})
+    cfg = load_config(
+        REPO / "configs/synth_ende/additive.yaml",
+        tiny_overrides(root / "corpus", root / "runs", "tiny"),
+    )
+    return train(cfg, "cpu")
+
+
+def test_existing_run_directory_is_refused(trained: Path, capsys) -> None:
+    argv = ["train", "--config", str(trained / "config.yaml")]
+    assert_user_error(argv, "already exists; pass --resume", trained.parent, capsys)
+
+
+def test_checkpoint_that_is_not_one(trained: Path, tmp_path: Path, capsys) -> None:
+    fake = tmp_path / "model.pt"
+    fake.write_text("just text\n")
+    argv = ["evaluate", str(trained), "--checkpoint", str(fake)]
+    assert_user_error(
+        argv, "model.pt: not a loadable seq2seq checkpoint", tmp_path, capsys
+    )
+
+
+def test_translate_without_a_finished_checkpoint(trained: Path, capsys) -> None:
+    copy = trained.parent / "unvalidated"
+    copy.mkdir()
+    for name in ("config.yaml", "last.pt"):
+        (copy / name).write_bytes((trained / name).read_bytes())
+    (copy / "spm").mkdir()
+    for name in ("src.model", "tgt.model"):
+        (copy / "spm" / name).write_bytes((trained / "spm" / name).read_bytes())
+    assert_user_error(
+        ["translate", str(copy)],
+        "best.pt: missing, the run has not validated yet",
+        copy,
+        capsys,
+    )
+
+
+def test_loss_going_nan_stops_and_keeps_the_last_checkpoint(
+    tmp_path: Path, monkeypatch
+) -> None:
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20}
+    )
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "nan")
+    cfg = load_config(
+        REPO / "configs/synth_ende/additive.yaml",
+        [*items, "train.checkpoint_every=5", "train.max_steps=40"],
+    )
+    real, calls = train_module.loss_sum, []
+
+    def diverging(*args, **kwargs):  # a real loss that overflows at step 12
+        loss, weights = real(*args, **kwargs)
+        calls.append(1)
+        return (loss * float("inf") if len(calls) >= 12 else loss), weights
+
+    monkeypatch.setattr(train_module, "loss_sum", diverging)
+    with pytest.raises(UserError, match="loss became inf at step 12; lower train.lr"):
+        train(cfg, "cpu")
+    last = torch.load(tmp_path / "runs" / "nan" / "last.pt", weights_only=True)
+    assert last["state"]["step"] == 10
+    assert all(torch.isfinite(v).all() for v in last["model"].values())
