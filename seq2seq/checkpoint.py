@@ -50,16 +50,17 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def rng_state() -> dict[str, Any]:
-    """Every random generator training touches, as plain data and tensors."""
+    """Every random generator training touches, as plain lists and numbers
+    (they also travel between processes, see distributed.py)."""
     version, words, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state()
     state = {
         "python": [version, list(words), gauss],
-        "numpy": [name, torch.from_numpy(keys.copy()), pos, has_gauss, cached],
-        "torch": torch.get_rng_state(),
+        "numpy": [name, keys.tolist(), pos, has_gauss, cached],
+        "torch": torch.get_rng_state().tolist(),
     }
     if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+        state["cuda"] = [s.tolist() for s in torch.cuda.get_rng_state_all()]
     return state
 
 
@@ -67,10 +68,11 @@ def set_rng_state(state: dict[str, Any]) -> None:
     version, words, gauss = state["python"]
     random.setstate((version, tuple(words), gauss))
     name, keys, pos, has_gauss, cached = state["numpy"]
-    np.random.set_state((name, keys.numpy(), pos, has_gauss, cached))
-    torch.set_rng_state(state["torch"])
+    np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
+    torch.set_rng_state(torch.tensor(state["torch"], dtype=torch.uint8))
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        cuda = [torch.tensor(s, dtype=torch.uint8) for s in state["cuda"]]
+        torch.cuda.set_rng_state_all(cuda)
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:

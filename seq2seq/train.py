@@ -68,7 +68,12 @@ def train(cfg: Config, device_name: str = "auto", overwrite: bool = False) -> Pa
     ranks = init_ranks(pick_device(device_name))
     try:
         seed_everything(cfg.train.seed)
+        # Rank 0 builds (and caches) the vocabularies first; the others read them.
+        if not ranks.main:
+            ranks.wait()
         ws = load_workspace(cfg)  # corpus, vocabularies, ids: may raise UserError
+        if ranks.main:
+            ranks.wait()
         run_dir = cfg.run_dir
         if ranks.main:
             run_dir = prepare_run_dir(cfg, overwrite)
