@@ -134,6 +134,9 @@ class TrainConfig:
     patience: int = 0  # early stopping on val BLEU; 0 = off
     val_max_sentences: int = 0  # 0 = the whole validation set
     num_probes: int = 4  # fixed validation sentences drawn as heatmaps
+    # bf16: autocast matmuls to bfloat16 (fast on CPUs with AMX/AVX-512 BF16);
+    # auto: bf16 on CUDA, fp32 on the CPU (see device.py)
+    precision: Literal["auto", "fp32", "bf16"] = "auto"
 
     def __post_init__(self) -> None:
         _check(self.lr > 0, "train.lr", "must be > 0")

@@ -61,36 +61,56 @@ def greedy(
     model: Seq2Seq, src: Tensor, src_len: Tensor, ratio: float = 2.0, alpha: float = 1.0
 ) -> list[Hypothesis]:
     """Pick the most probable token at every step, for a batch of sources.
-    Scores as in :func:`beam_search` (log p / |y| ** alpha)."""
+    Scores as in :func:`beam_search` (log p / |y| ** alpha). A sentence leaves
+    the batch when it ends, so the steps after cost only what is still writing."""
     memory = model.encode(src, src_len)
     state = model.decoder.init_state(memory)
-    batch = src.size(0)
-    limit = max_output_len(src_len, ratio).to(src.device)  # (B,)
-    prev = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
-    done = torch.zeros(batch, dtype=torch.bool, device=src.device)
-    tokens, weights, logps = [], [], []
-    for t in range(int(limit.max())):
+    batch, device = src.size(0), src.device
+    limit = max_output_len(src_len, ratio).to(device)  # (B,)
+    steps = int(limit.max())
+    tokens = torch.full((batch, steps), EOS, dtype=torch.long, device=device)
+    logps = torch.zeros(batch, steps, device=device)  # log p of each chosen token
+    weights: Tensor | None = None  # (B, steps, S), made at the first step
+    alive = torch.arange(batch, device=device)  # rows of the sentences still writing
+    prev = torch.full((batch,), BOS, dtype=torch.long, device=device)
+    for t in range(steps):
         attentional, state, w = model.decoder.step(prev, state, memory)
-        logits = model.decoder.logits(attentional).float()  # (B, V)
-        prev = logits.argmax(dim=-1)  # (B,)
-        logp = torch.log_softmax(logits, dim=-1).gather(1, prev.unsqueeze(1))
-        tokens.append(prev)
-        weights.append(w)
-        logps.append(logp.squeeze(1))
-        done |= (prev == EOS) | (t + 1 >= limit)
-        if bool(done.all()):
-            break
-    steps = torch.stack(tokens, dim=1).tolist()  # (B, T)
-    cumulative = torch.stack(logps, dim=1).cumsum(dim=1).tolist()  # (B, T)
-    alignment = None if weights[0] is None else torch.stack(weights, dim=1).float()
+        logits = model.decoder.logits(attentional).float()  # (A, V)
+        best, prev = logits.max(dim=-1)  # (A,)
+        tokens[alive, t] = prev
+        logps[alive, t] = best - torch.logsumexp(logits, dim=-1)  # log_softmax
+        if w is not None:
+            if weights is None:
+                weights = w.new_zeros(batch, steps, w.size(-1), dtype=torch.float)
+            weights[alive, t] = w.float()
+        ended = (prev == EOS) | (t + 1 >= limit[alive])
+        if bool(ended.any()):
+            keep = (~ended).nonzero().squeeze(1)
+            if keep.numel() == 0:
+                break
+            alive, prev = alive[keep], prev[keep]
+            state, memory = state.select(keep), memory.select(keep)
+    return _greedy_hypotheses(tokens, logps, weights, limit, src_len, alpha)
+
+
+def _greedy_hypotheses(
+    tokens: Tensor,
+    logps: Tensor,
+    weights: Tensor | None,
+    limit: Tensor,
+    src_len: Tensor,
+    alpha: float,
+) -> list[Hypothesis]:
+    """Cut each row at its EOS (kept in the weights) or at its length limit."""
+    rows_tokens = tokens.tolist()  # (B, T)
+    cumulative = logps.cumsum(dim=1).tolist()  # (B, T)
     hyps = []
-    for b in range(batch):
-        out = steps[b][: int(limit[b])]
+    for b, row in enumerate(rows_tokens):
+        out = row[: int(limit[b])]
         n = out.index(EOS) if EOS in out else len(out)
         rows = min(n + 1, len(out))  # keep the EOS row when there is one
-        w = None if alignment is None else alignment[b, :rows, : int(src_len[b])]
-        score = cumulative[b][rows - 1] / rows**alpha
-        hyps.append(Hypothesis(out[:n], None if w is None else w.cpu(), score))
+        w = None if weights is None else weights[b, :rows, : int(src_len[b])].cpu()
+        hyps.append(Hypothesis(out[:n], w, cumulative[b][rows - 1] / rows**alpha))
     return hyps
 
 
@@ -132,12 +152,16 @@ def beam_search(
     offset = torch.arange(batch, device=device).unsqueeze(1) * k  # (B, 1)
     for t in range(max(limit)):
         attentional, state, w = model.decoder.step(prev, state, memory)
-        logp = torch.log_softmax(model.decoder.logits(attentional).float(), dim=-1)
-        vocab = logp.size(-1)
-        cand = (scores.view(-1, 1) + logp).view(batch, k * vocab)  # (B, k*V)
+        logits = model.decoder.logits(attentional).float()  # (B*k, V)
+        # A sentence's 2k best continuations are among its hypotheses' 2k best
+        # words each, so only those are scored (log_softmax of just them).
+        best, words = logits.topk(2 * k, dim=-1)  # (B*k, 2k)
+        logp = best - torch.logsumexp(logits, dim=-1, keepdim=True)
+        cand = (scores.view(-1, 1) + logp).view(batch, 2 * k * k)  # (B, 2k*k)
         # 2k candidates: at most k end with EOS, so k can always continue.
         top, pos = cand.topk(2 * k, dim=1)  # (B, 2k)
-        word, parent = pos % vocab, pos // vocab + offset  # parent row in B*k
+        word = words.view(batch, 2 * k * k).gather(1, pos)
+        parent = pos // (2 * k) + offset  # parent row in B*k
         if w is not None:
             w = w.float().unsqueeze(1)  # (B*k, 1, S)
             history = w if history is None else torch.cat([history, w], dim=1)

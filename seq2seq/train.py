@@ -159,7 +159,8 @@ class Loop:
         self.device, self.run_dir = ranks.device, run_dir
         # The module that trains: DDP averages gradients over the ranks.
         self.net = DistributedDataParallel(model) if ranks.world > 1 else model
-        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
+        # fused: one kernel per step for all parameters (CPU and CUDA)
+        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr, fused=True)
         self.schedule = LRSchedule(cfg.train)
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.best_bleu, self.bad_validations = -1.0, 0
@@ -278,7 +279,7 @@ class Loop:
         self.batch_in_epoch += 1
         for group in self.opt.param_groups:
             group["lr"] = self.schedule.lr(self.step)
-        with autocast(self.device):
+        with autocast(self.device, self.cfg.train.precision):
             loss, _ = loss_sum(
                 self.net,
                 batch.src,

@@ -70,7 +70,7 @@ class Validator:
         gold: list[set[tuple[int, int]]] = []
         for index in bucket_batches(val.lengths(), self.cfg.train.batch_tokens):
             batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
-            with autocast(self.device):
+            with autocast(self.device, self.cfg.train.precision):
                 loss, weights = loss_sum(
                     model, batch.src, batch.src_len, batch.tgt_in, batch.tgt_out
                 )
@@ -168,7 +168,7 @@ class Validator:
         val = self.ws.val
         index = [p.index for p in self.probes]
         batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
-        with autocast(self.device):
+        with autocast(self.device, self.cfg.train.precision):
             _, weights = model(batch.src, batch.src_len, batch.tgt_in)  # (P, T, S)
         return [
             weights[k, : len(val.tgt_ids[i]) + 1, : len(val.src_ids[i]) + 1]

@@ -1,0 +1,66 @@
+"""Decoding throughput of a trained run, as JSON.
+
+    python scripts/bench_decode.py RUN_DIR [--split test] [--batch 64]
+        [--beam 1 --beam 5] [--alpha 1.0] [--threads 2] [--device cpu]
+
+Times ``search.decode_corpus`` alone (batching, encoder, search; not model
+loading or scoring, like JoeyNMT's "Generation took") on the split's sources,
+``--batch`` sentences at a time, once per beam size, and reports sentences/s
+with the BLEU of the output (so a fast but broken search shows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from seq2seq.device import pick_device
+from seq2seq.evaluate import eval_split, load_run
+from seq2seq.metrics import bleu
+from seq2seq.search import Decoding, decode_corpus
+from seq2seq.workspace import encode
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--split", default="test")
+    p.add_argument("--checkpoint", default="last")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--beam", type=int, action="append")
+    p.add_argument("--alpha", type=float, default=1.0)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    cfg, tok, model, _ = load_run(args.run_dir, args.checkpoint, device)
+    data = encode(eval_split(cfg, args.split).split, tok)
+    out = {"run": str(args.run_dir), "split": args.split, "batch": args.batch}
+    out |= {"threads": torch.get_num_threads(), "sentences": len(data.src_ids)}
+    for beam in args.beam or [1, 5]:
+        decoding = Decoding(beam, args.alpha)
+        ratio = cfg.eval.max_len_ratio
+        decode_corpus(model, data.src_ids[: args.batch], args.batch, ratio, device)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        tick = time.perf_counter()
+        hyps = decode_corpus(model, data.src_ids, args.batch, ratio, device, decoding)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - tick
+        texts = [tok.decode_tgt(h.tokens) for h in hyps]
+        out[decoding.describe()] = {
+            "seconds": round(seconds, 2),
+            "sentences_per_s": round(len(hyps) / seconds, 1),
+            "bleu": round(bleu(texts, data.split.tgt)[0], 2),
+        }
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

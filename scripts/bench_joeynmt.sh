@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# JoeyNMT 2.3.0 and seq2seq side by side on the benchmark spec, in one run.
+#
+#   bash scripts/bench_joeynmt.sh [STEPS]          # default 320 updates each
+#
+# Installs JoeyNMT into its own venv ($BENCH_DIR/venv), prepares Multi30k de-en
+# from the mirror ($SEQ2SEQ_DATA_MIRROR, default ../shared/data/multi30k) with a
+# joint sentencepiece unigram 8000 model, trains JoeyNMT with
+# ../shared/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, decodes
+# test_2016_flickr greedy and beam 5; then does the same with ours
+# (scripts/bench_train.py, scripts/bench_decode.py, configs/multi30k/
+# bench_additive.yaml) and prints both and the ratios as JSON. Everything runs
+# one after the other on $THREADS threads (default 2), so the two share the
+# machine's state. Scratch files go to $BENCH_DIR (default /tmp/seq2seq_bench).
+set -euo pipefail
+
+STEPS=${1:-320}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${BENCH_DIR:-/tmp/seq2seq_bench}
+MIRROR=${SEQ2SEQ_DATA_MIRROR:-$REPO/../shared/data/multi30k}
+SPEC=$REPO/../shared/bench/joeynmt/rnn_m30k_deen.yaml
+THREADS=${THREADS:-2}
+PY=$REPO/.venv/bin/python
+JPY=$WORK/venv/bin/python
+export OMP_NUM_THREADS=$THREADS
+mkdir -p "$WORK"
+log() { echo "[bench] $*" >&2; }
+
+if (( STEPS % 20 != 0 )); then
+  echo "error: STEPS must be a multiple of 20 (JoeyNMT's logging interval)" >&2
+  exit 2
+fi
+for f in "$SPEC" "$MIRROR/train.de.gz" "$PY"; do
+  [[ -e $f ]] || { echo "error: $f not found (run make install; see README)" >&2; exit 2; }
+done
+
+# --- JoeyNMT in its own venv (pins from ../shared/bench/joeynmt/README.md) ----
+if [[ ! -f $WORK/venv/.installed ]]; then
+  log "installing JoeyNMT 2.3.0 into $WORK/venv"
+  python3 -m venv "$WORK/venv"
+  "$JPY" -m pip install --quiet torch==2.13.0 joeynmt==2.3.0 importlib_metadata \
+    sentencepiece==0.2.0
+  touch "$WORK/venv/.installed"
+fi
+
+# --- data: plain text and a joint sentencepiece model ------------------------
+DATA=$WORK/data
+if [[ ! -f $DATA/spm/joint.vocab ]]; then
+  log "preparing Multi30k de-en in $DATA"
+  mkdir -p "$DATA/multi30k" "$DATA/spm"
+  for pair in train:train val:dev test_2016_flickr:test; do
+    for lang in de en; do
+      gunzip -c "$MIRROR/${pair%%:*}.$lang.gz" > "$DATA/multi30k/${pair##*:}.$lang"
+    done
+  done
+  "$JPY" - "$DATA" <<'EOF'
+import sys
+import sentencepiece as spm
+data = sys.argv[1]
+spm.SentencePieceTrainer.train(
+    input=f"{data}/multi30k/train.de,{data}/multi30k/train.en",
+    model_prefix=f"{data}/spm/joint", vocab_size=8000, model_type="unigram",
+    character_coverage=1.0, minloglevel=2,
+)
+sp = spm.SentencePieceProcessor(model_file=f"{data}/spm/joint.model")
+with open(f"{data}/spm/joint.vocab", "w", encoding="utf-8") as f:
+    f.writelines(sp.id_to_piece(i) + "\n" for i in range(sp.get_piece_size()))
+EOF
+fi
+
+# --- JoeyNMT: train STEPS updates, then decode greedy and beam 5 -------------
+CFG=$WORK/joey.yaml
+# No validation inside (validation_freq stays above STEPS); JoeyNMT saves the
+# final weights as latest.ckpt when training ends.
+sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEPS#" \
+  "$SPEC" > "$CFG"
+log "JoeyNMT: training $STEPS updates"
+/usr/bin/time -v "$JPY" -m joeynmt train "$CFG" --skip-test \
+  > "$WORK/joey_train.log" 2> "$WORK/joey_train.err"
+for beam in 1 5; do
+  sed -e "s#beam_size: 1#beam_size: $beam\n    beam_alpha: 1.0#" \
+    -e "s#testing:#testing:\n    load_model: \"$WORK/models/bench/latest.ckpt\"#" \
+    "$CFG" > "$WORK/joey_beam$beam.yaml"
+  log "JoeyNMT: decoding, beam $beam"
+  "$JPY" -m joeynmt test "$WORK/joey_beam$beam.yaml" -o "$WORK/joey_hyp_beam$beam" \
+    > "$WORK/joey_test_beam$beam.log" 2>&1
+done
+
+# --- ours: the same steps on the same spec ------------------------------------
+log "seq2seq: training $STEPS updates"
+SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en \
+  --out "$WORK/ours_data" >&2
+/usr/bin/time -v "$PY" "$REPO/scripts/bench_train.py" --threads "$THREADS" \
+  --steps $((STEPS - 20)) --warmup 20 --out "$WORK/ours_run" \
+  --set "data.train.src=$WORK/ours_data/train.de.gz" \
+  --set "data.train.tgt=$WORK/ours_data/train.en.gz" \
+  --set "data.val.src=$WORK/ours_data/val.de.gz" \
+  --set "data.val.tgt=$WORK/ours_data/val.en.gz" \
+  --set "data.test.src=$WORK/ours_data/test_2016_flickr.de.gz" \
+  --set "data.test.tgt=$WORK/ours_data/test_2016_flickr.en.gz" \
+  > "$WORK/ours_train.json" 2> "$WORK/ours_train.err"
+log "seq2seq: decoding, greedy and beam 5"
+"$PY" "$REPO/scripts/bench_decode.py" "$WORK/ours_run" --threads "$THREADS" \
+  --batch 64 --beam 1 --beam 5 > "$WORK/ours_decode.json"
+
+"$PY" "$REPO/scripts/bench_report.py" "$WORK" "$STEPS"

@@ -1,0 +1,150 @@
+"""Training throughput on the benchmark spec, as JSON.
+
+    python scripts/bench_train.py [--config configs/multi30k/bench_additive.yaml]
+        [--steps 300] [--warmup 20] [--threads 2] [--device cpu] [--set KEY=VALUE]
+
+Runs the real training step (``train.Loop.train_step``: forward, loss, backward,
+clipping, Adam) on the config's batches, times ``--steps`` steps after
+``--warmup`` (no validation inside), and prints: target tokens/s and
+sentences/s, peak RSS, the matmul FLOPs of one step per target token (counted
+by ``torch.utils.flop_counter`` on real batches, forward + backward), the
+achieved GFLOP/s, this machine's fp32 matmul peak (a 2048x2048 matmul, best of
+several, measured in the same run) and the fraction of it reached.
+Target tokens = target subwords + one end-of-sentence per sentence, the count
+JoeyNMT's "Tokens per Sec" uses. First: ``seq2seq prepare multi30k``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from seq2seq.config import load_config, save_config
+from seq2seq.device import pick_device
+from seq2seq.distributed import Ranks
+from seq2seq.model import build_model
+from seq2seq.train import Loop, seed_everything
+from seq2seq.workspace import load_workspace
+
+
+def matmul_peak(device: torch.device, n: int = 2048, repeats: int = 10) -> float:
+    """fp32 GFLOP/s of an n x n matmul, best of ``repeats``."""
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    best = float("inf")
+    for _ in range(repeats):
+        sync(device)
+        tick = time.perf_counter()
+        a @ b
+        sync(device)
+        best = min(best, time.perf_counter() - tick)
+    return 2 * n**3 / best / 1e9
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def peak_rss_gib() -> float:
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return kib / 2**20
+
+
+def flops_per_token(loop: Loop, batches: list[list[int]]) -> float:
+    """Matmul FLOPs of forward + backward per target token, over ``batches``."""
+    flops, tokens = 0, 0
+    for index in batches:
+        counter = FlopCounterMode(display=False)
+        with counter:
+            _, _, n = loop.train_step(index)
+        flops, tokens = flops + counter.get_total_flops(), tokens + n
+    return flops / tokens
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--config", default="configs/multi30k/bench_additive.yaml")
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--set", dest="overrides", action="append", default=[])
+    p.add_argument(
+        "--out", type=Path, help="keep the trained model here (for bench_decode.py)"
+    )
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    cfg = load_config(args.config, args.overrides)
+    seed_everything(cfg.train.seed)
+    ws = load_workspace(cfg)
+    model = build_model(
+        cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
+    ).to(device)
+    with tempfile.TemporaryDirectory() as scratch:
+        run_dir = args.out or Path(scratch)
+        if args.out:  # a run directory bench_decode.py and evaluate can load
+            run_dir.mkdir(parents=True, exist_ok=True)
+            save_config(cfg, run_dir / "config.yaml")
+            ws.tokenizer_to(run_dir)
+        loop = Loop(cfg, ws, model, Ranks(device=device), run_dir)
+        loop.epoch = 1
+        batches = loop.epoch_batches()
+        needed = args.warmup + args.steps
+        if len(batches) < needed or args.warmup < 1:
+            sys.exit(
+                f"error: {len(batches)} batches; need --warmup >= 1 and fewer steps"
+            )
+        # FLOPs are counted during warm-up (the counter slows the steps it sees),
+        # so the model sees exactly warmup + steps batches.
+        counted = min(5, args.warmup)
+        per_token = flops_per_token(loop, batches[:counted])
+        for index in batches[counted : args.warmup]:
+            loop.train_step(index)
+        sync(device)
+        tokens, sentences, times = 0, 0, []
+        tick = time.perf_counter()
+        for index in batches[args.warmup : needed]:
+            start = time.perf_counter()
+            _, _, n = loop.train_step(index)
+            sync(device)
+            times.append(time.perf_counter() - start)
+            tokens, sentences = tokens + n, sentences + len(index)
+        seconds = time.perf_counter() - tick
+        loop.save_last()
+        loop.board.close()
+    peak = matmul_peak(device)
+    achieved = per_token * tokens / seconds / 1e9
+    print(
+        json.dumps(
+            {
+                "config": args.config,
+                "device": str(device),
+                "threads": torch.get_num_threads(),
+                "steps": args.steps,
+                "params": model.num_parameters(),
+                "target_tokens_per_s": round(tokens / seconds, 1),
+                "sentences_per_s": round(sentences / seconds, 2),
+                "s_per_step_median": round(statistics.median(times), 4),
+                "peak_rss_gib": round(peak_rss_gib(), 3),
+                "mflop_per_target_token": round(per_token / 1e6, 2),
+                "achieved_gflop_s": round(achieved, 1),
+                "matmul_peak_gflop_s": round(peak, 1),
+                "fraction_of_peak": round(achieved / peak, 3),
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

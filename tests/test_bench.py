@@ -1,0 +1,49 @@
+"""The benchmark scripts run on a tiny model and report what they measure
+(speed targets themselves live in the scripts' output, never in tests)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO, tiny_overrides
+
+from seq2seq.synth import write_corpus
+
+
+def script(name: str, *args: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 30}
+    )
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "bench")
+    sets = [arg for item in items for arg in ("--set", item)]
+    config = str(REPO / "configs/synth_ende/additive.yaml")
+    run = tmp_path / "bench_run"
+    train = script(
+        "bench_train.py", "--config", config, "--steps", "6", "--warmup", "2",
+        "--threads", "1", "--out", str(run), *sets,
+    )  # fmt: skip
+    assert train["steps"] == 6 and train["target_tokens_per_s"] > 0
+    # Output layer alone: 2 FLOPs per multiply-add, forward + 2 backward matmuls.
+    hidden, vocab = 16, 300
+    assert train["mflop_per_target_token"] * 1e6 > 3 * 2 * hidden * vocab
+    assert 0 < train["fraction_of_peak"] < 1
+    assert train["peak_rss_gib"] > 0.1
+    decode = script("bench_decode.py", str(run), "--threads", "1", "--batch", "8")
+    assert decode["sentences"] == 30
+    for search in ("greedy", "beam 5, alpha 1.0"):
+        assert decode[search]["sentences_per_s"] > 0
+        assert 0 <= decode[search]["bleu"] <= 100
