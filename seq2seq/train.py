@@ -159,8 +159,7 @@ class Loop:
         self.device, self.run_dir = ranks.device, run_dir
         # The module that trains: DDP averages gradients over the ranks.
         self.net = DistributedDataParallel(model) if ranks.world > 1 else model
-        # fused: one kernel per step for all parameters (CPU and CUDA)
-        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr, fused=True)
+        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
         self.schedule = LRSchedule(cfg.train)
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.best_bleu, self.bad_validations = -1.0, 0
