@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from seq2seq.config import load_config, save_config
+from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks
 from seq2seq.model import build_model
@@ -36,9 +36,15 @@ from seq2seq.train import Loop, seed_everything
 from seq2seq.workspace import load_workspace
 
 
-def matmul_peak(device: torch.device, n: int = 2048, repeats: int = 10) -> float:
-    """fp32 GFLOP/s of an n x n matmul, best of ``repeats``."""
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+def matmul_peak(
+    device: torch.device,
+    dtype: torch.dtype = torch.float32,
+    n: int = 2048,
+    repeats: int = 10,
+) -> float:
+    """GFLOP/s of an n x n matmul in ``dtype``, best of ``repeats``."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
     for _ in range(repeats):
         sync(device)
@@ -70,7 +76,7 @@ def flops_per_token(loop: Loop, batches: list[list[int]]) -> float:
     return flops / tokens
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default="configs/multi30k/bench_additive.yaml")
     p.add_argument("--steps", type=int, default=300)
@@ -81,69 +87,94 @@ def main() -> None:
     p.add_argument(
         "--out", type=Path, help="keep the trained model here (for bench_decode.py)"
     )
-    args = p.parse_args()
-    torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
-    cfg = load_config(args.config, args.overrides)
+    return p.parse_args()
+
+
+def make_loop(cfg: Config, device: torch.device, run_dir: Path, keep: bool) -> Loop:
+    """The training loop of ``cfg`` at epoch 1; with ``keep``, ``run_dir`` is a
+    run directory that bench_decode.py and ``seq2seq evaluate`` can load."""
     seed_everything(cfg.train.seed)
     ws = load_workspace(cfg)
     model = build_model(
         cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
     ).to(device)
+    if keep:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        save_config(cfg, run_dir / "config.yaml")
+        ws.tokenizer_to(run_dir)
+    loop = Loop(cfg, ws, model, Ranks(device=device), run_dir)
+    loop.epoch = 1
+    return loop
+
+
+def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
+    """Train ``warmup`` then ``steps`` batches; time the latter. FLOPs are
+    counted during warm-up (the counter slows the steps it sees), so the model
+    sees exactly warmup + steps batches."""
+    batches = loop.epoch_batches()
+    if len(batches) < warmup + steps or warmup < 1:
+        sys.exit(f"error: {len(batches)} batches; need --warmup >= 1 and fewer steps")
+    counted = min(5, warmup)
+    per_token = flops_per_token(loop, batches[:counted])
+    for index in batches[counted:warmup]:
+        loop.train_step(index)
+    sync(loop.device)
+    tokens, sentences, times = 0, 0, []
+    tick = time.perf_counter()
+    for index in batches[warmup : warmup + steps]:
+        start = time.perf_counter()
+        _, _, n = loop.train_step(index)
+        sync(loop.device)
+        times.append(time.perf_counter() - start)
+        tokens, sentences = tokens + n, sentences + len(index)
+    seconds = time.perf_counter() - tick
+    return {
+        "target_tokens_per_s": round(tokens / seconds, 1),
+        "sentences_per_s": round(sentences / seconds, 2),
+        "s_per_step_median": round(statistics.median(times), 4),
+        "mflop_per_target_token": round(per_token / 1e6, 2),
+        "achieved_gflop_s": round(per_token * tokens / seconds / 1e9, 1),
+    }
+
+
+def machine(device: torch.device, precision: str, achieved: float) -> dict:
+    """Peak RSS, matmul peaks, and the fraction of them reached."""
+    peak = matmul_peak(device)
+    out = {
+        "peak_rss_gib": round(peak_rss_gib(), 3),
+        "matmul_peak_gflop_s": round(peak, 1),
+        "fraction_of_peak": round(achieved / peak, 3),
+    }
+    if precision == "bf16":  # the peak bf16 matmuls could reach
+        bf16 = matmul_peak(device, torch.bfloat16)
+        out["matmul_peak_bf16_gflop_s"] = round(bf16, 1)
+        out["fraction_of_bf16_peak"] = round(achieved / bf16, 3)
+    if device.type == "cuda":
+        memory = torch.cuda.max_memory_allocated() / 2**30
+        out["cuda_peak_memory_gib"] = round(memory, 3)
+    return out
+
+
+def main() -> None:
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    cfg = load_config(args.config, args.overrides)
     with tempfile.TemporaryDirectory() as scratch:
-        run_dir = args.out or Path(scratch)
-        if args.out:  # a run directory bench_decode.py and evaluate can load
-            run_dir.mkdir(parents=True, exist_ok=True)
-            save_config(cfg, run_dir / "config.yaml")
-            ws.tokenizer_to(run_dir)
-        loop = Loop(cfg, ws, model, Ranks(device=device), run_dir)
-        loop.epoch = 1
-        batches = loop.epoch_batches()
-        needed = args.warmup + args.steps
-        if len(batches) < needed or args.warmup < 1:
-            sys.exit(
-                f"error: {len(batches)} batches; need --warmup >= 1 and fewer steps"
-            )
-        # FLOPs are counted during warm-up (the counter slows the steps it sees),
-        # so the model sees exactly warmup + steps batches.
-        counted = min(5, args.warmup)
-        per_token = flops_per_token(loop, batches[:counted])
-        for index in batches[counted : args.warmup]:
-            loop.train_step(index)
-        sync(device)
-        tokens, sentences, times = 0, 0, []
-        tick = time.perf_counter()
-        for index in batches[args.warmup : needed]:
-            start = time.perf_counter()
-            _, _, n = loop.train_step(index)
-            sync(device)
-            times.append(time.perf_counter() - start)
-            tokens, sentences = tokens + n, sentences + len(index)
-        seconds = time.perf_counter() - tick
+        loop = make_loop(cfg, device, args.out or Path(scratch), args.out is not None)
+        speed = measure(loop, args.warmup, args.steps)
         loop.save_last()
         loop.board.close()
-    peak = matmul_peak(device)
-    achieved = per_token * tokens / seconds / 1e9
-    print(
-        json.dumps(
-            {
-                "config": args.config,
-                "device": str(device),
-                "threads": torch.get_num_threads(),
-                "steps": args.steps,
-                "params": model.num_parameters(),
-                "target_tokens_per_s": round(tokens / seconds, 1),
-                "sentences_per_s": round(sentences / seconds, 2),
-                "s_per_step_median": round(statistics.median(times), 4),
-                "peak_rss_gib": round(peak_rss_gib(), 3),
-                "mflop_per_target_token": round(per_token / 1e6, 2),
-                "achieved_gflop_s": round(achieved, 1),
-                "matmul_peak_gflop_s": round(peak, 1),
-                "fraction_of_peak": round(achieved / peak, 3),
-            },
-            indent=2,
-        )
-    )
+    report = {
+        "config": args.config,
+        "device": str(device),
+        "precision": cfg.train.precision,
+        "threads": torch.get_num_threads(),
+        "steps": args.steps,
+        "params": loop.model.num_parameters(),
+    }
+    report |= speed | machine(device, cfg.train.precision, speed["achieved_gflop_s"])
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

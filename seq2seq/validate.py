@@ -68,7 +68,10 @@ class Validator:
         sums: dict[str, float] = {}
         predicted: list[set[tuple[int, int]]] = []
         gold: list[set[tuple[int, int]]] = []
-        for index in bucket_batches(val.lengths(), self.cfg.train.batch_tokens):
+        # Training's batch limits, so validation never holds more logits at once
+        # than a training step does (one batch of a whole validation set would).
+        t = self.cfg.train
+        for index in bucket_batches(val.lengths(), t.batch_tokens, t.batch_sentences):
             batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
             with autocast(self.device, self.cfg.train.precision):
                 loss, weights = loss_sum(

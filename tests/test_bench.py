@@ -47,3 +47,27 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     for search in ("greedy", "beam 5, alpha 1.0"):
         assert decode[search]["sentences_per_s"] > 0
         assert 0 <= decode[search]["bleu"] <= 100
+
+
+def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 30}
+    )
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "ttb")
+    sets = [arg for item in items for arg in ("--set", item)]
+    proc = subprocess.run(
+        [
+            sys.executable, str(REPO / "scripts/time_to_bleu.py"),
+            "--config", str(REPO / "configs/synth_ende/additive.yaml"),
+            "--every", "8", "--beam", "2", "--threads", "1", "--target", "0",
+            *sets,
+        ],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    points = [json.loads(line) for line in lines if line.startswith('{"step"')]
+    assert [p["step"] for p in points] == [8, 16]  # tiny_overrides: 16 steps
+    summary = json.loads("\n".join(lines[lines.index("{") :]))
+    assert summary["minutes_to_target"] == points[0]["minutes"]  # target 0: at once
+    assert summary["best_test_bleu"] == max(p["test_bleu"] for p in points)
