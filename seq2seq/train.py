@@ -173,7 +173,7 @@ class Loop:
             # Events after the checkpoint's step came from the lost part of an
             # interrupted run; TensorBoard drops them (purge_step).
             self.board = Board(run_dir, self.step + 1 if payload else None)
-            self.validator = Validator(cfg, ws, self.board, self.device)
+            self.validator = Validator(cfg, ws, self.board, self.device, run_dir)
             if payload is not None:
                 self.validator.rewind(self.step, elapsed)
 

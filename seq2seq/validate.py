@@ -27,7 +27,14 @@ from seq2seq.workspace import Workspace
 
 
 class Validator:
-    def __init__(self, cfg: Config, ws: Workspace, board: Board, device: torch.device):
+    def __init__(
+        self,
+        cfg: Config,
+        ws: Workspace,
+        board: Board,
+        device: torch.device,
+        run_dir: Path,
+    ) -> None:
         self.cfg, self.ws, self.board, self.device = cfg, ws, board, device
         val = ws.val
         n = cfg.train.val_max_sentences or len(val.split)
@@ -47,7 +54,7 @@ class Validator:
         self.words = val.word_indices(tok) if val.split.align is not None else None
         self.last_step = -1
         self.start = time.monotonic()
-        self.history = Path(cfg.run_dir) / "history.jsonl"
+        self.history = run_dir / "history.jsonl"
 
     def rewind(self, step: int, elapsed: float) -> None:
         """Continue a resumed run: keep the history up to the checkpoint's
