@@ -54,9 +54,11 @@ def main() -> None:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - tick
         texts = [tok.decode_tgt(h.tokens) for h in hyps]
+        words = sum(len(t.split()) for t in texts) / max(len(texts), 1)
         out[decoding.describe()] = {
             "seconds": round(seconds, 2),
             "sentences_per_s": round(len(hyps) / seconds, 1),
+            "mean_hyp_words": round(words, 2),  # decode time grows with it
             "bleu": round(bleu(texts, data.split.tgt)[0], 2),
         }
     print(json.dumps(out, indent=2))

@@ -91,7 +91,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def make_loop(cfg: Config, device: torch.device, run_dir: Path, keep: bool) -> Loop:
-    """The training loop of ``cfg`` at epoch 1; with ``keep``, ``run_dir`` is a
+    """The training loop of ``cfg``; with ``keep``, ``run_dir`` is a
     run directory that bench_decode.py and ``seq2seq evaluate`` can load."""
     seed_everything(cfg.train.seed)
     ws = load_workspace(cfg)
@@ -102,18 +102,19 @@ def make_loop(cfg: Config, device: torch.device, run_dir: Path, keep: bool) -> L
         run_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, run_dir / "config.yaml")
         ws.tokenizer_to(run_dir)
-    loop = Loop(cfg, ws, model, Ranks(device=device), run_dir)
-    loop.epoch = 1
-    return loop
+    return Loop(cfg, ws, model, Ranks(device=device), run_dir)
 
 
 def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
     """Train ``warmup`` then ``steps`` batches; time the latter. FLOPs are
     counted during warm-up (the counter slows the steps it sees), so the model
     sees exactly warmup + steps batches."""
-    batches = loop.epoch_batches()
-    if len(batches) < warmup + steps or warmup < 1:
-        sys.exit(f"error: {len(batches)} batches; need --warmup >= 1 and fewer steps")
+    if warmup < 1:
+        sys.exit("error: --warmup must be >= 1")
+    batches: list[list[int]] = []
+    while len(batches) < warmup + steps:  # epoch after epoch, as training does
+        loop.epoch += 1
+        batches += loop.epoch_batches()
     counted = min(5, warmup)
     per_token = flops_per_token(loop, batches[:counted])
     for index in batches[counted:warmup]:
