@@ -47,6 +47,20 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     for search in ("greedy", "beam 5, alpha 1.0"):
         assert decode[search]["sentences_per_s"] > 0
         assert 0 <= decode[search]["bleu"] <= 100
+    plot = tmp_path / "cost.png"
+    proc = subprocess.run(
+        [
+            sys.executable, str(REPO / "scripts/decode_cost.py"), str(run),
+            "--split", "test", "--checkpoint", "last", "--threads", "1",
+            "--out", str(plot),
+        ],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    table = [
+        line for line in proc.stdout.splitlines() if line.startswith("| bench_run")
+    ]
+    assert len(table) == 1 and plot.read_bytes().startswith(b"\x89PNG")
 
 
 def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
