@@ -60,7 +60,7 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     table = [
         line for line in proc.stdout.splitlines() if line.startswith("| bench_run")
     ]
-    assert len(table) == 1 and plot.read_bytes().startswith(b"\x89PNG")
+    assert len(table) == 2 and plot.read_bytes().startswith(b"\x89PNG")  # 2 tables
 
 
 def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
