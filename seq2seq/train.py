@@ -103,8 +103,9 @@ def resume(
         )
     payload = load_checkpoint(path)
     tokenizer = run_tokenizer(run_dir)
+    fingerprint = tokenizer.fingerprint()
     for section in ("model", "tokenizer", "data"):
-        check_matches(payload, cfg, tokenizer.fingerprint(), path, section)
+        check_matches(payload, cfg, fingerprint, path, section)
     if "optimizer" not in payload:
         raise UserError(f"{path}: holds no training state; it cannot be resumed")
     if (
@@ -157,6 +158,7 @@ class Loop:
     ) -> None:
         self.cfg, self.ws, self.model, self.ranks = cfg, ws, model, ranks
         self.device, self.run_dir = ranks.device, run_dir
+        self.fingerprint = ws.tokenizer.fingerprint()  # hashed once, saved often
         # The module that trains: DDP averages gradients over the ranks.
         self.net = DistributedDataParallel(model) if ranks.world > 1 else model
         self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
@@ -326,7 +328,7 @@ class Loop:
         return {
             "model": self.model.state_dict(),
             "config": to_dict(self.cfg),
-            "tokenizer": self.ws.tokenizer.fingerprint(),
+            "tokenizer": self.fingerprint,
             "vocab": [
                 self.ws.tokenizer.src_vocab_size,
                 self.ws.tokenizer.tgt_vocab_size,
