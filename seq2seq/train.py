@@ -161,7 +161,9 @@ class Loop:
         self.fingerprint = ws.tokenizer.fingerprint()  # hashed once, saved often
         # The module that trains: DDP averages gradients over the ranks.
         self.net = DistributedDataParallel(model) if ranks.world > 1 else model
-        self.opt = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
+        self.opt = torch.optim.Adam(
+            model.parameters(), lr=cfg.train.lr, fused=cfg.train.fused_adam or None
+        )
         self.schedule = LRSchedule(cfg.train)
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.best_bleu, self.bad_validations = -1.0, 0
