@@ -97,6 +97,9 @@ class DecoderConfig:
 class ModelConfig:
     attention: AttentionMode = "additive"
     attention_dim: int = 256  # hidden size of the additive score's MLP
+    # RNN weights: PyTorch's uniform(+-1/sqrt(H)) and biases, or Xavier per
+    # gate with zero biases (JoeyNMT's "xavier_uniform", used by its baseline)
+    rnn_init: Literal["pytorch", "xavier"] = "pytorch"
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     decoder: DecoderConfig = field(default_factory=DecoderConfig)
 

@@ -96,14 +96,27 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         dec.input_feeding,
     )
     model = Seq2Seq(encoder, decoder)
-    _init(model)
+    _init(model, xavier_rnns=cfg.rnn_init == "xavier")
     return model
 
 
-def _init(model: nn.Module) -> None:
-    """Xavier for projections, N(0, 0.1) embeddings, zero biases; RNNs keep
-    PyTorch's uniform(-1/sqrt(H), 1/sqrt(H))."""
+RNNS = (nn.GRU, nn.LSTM, nn.GRUCell, nn.LSTMCell)
+
+
+def _init(model: nn.Module, xavier_rnns: bool) -> None:
+    """Xavier for projections, N(0, 0.1) embeddings, zero biases. RNNs keep
+    PyTorch's uniform(-1/sqrt(H), 1/sqrt(H)), or with ``xavier_rnns`` get
+    Xavier per gate (each gate's (H, in) block is one matrix to Glorot &
+    Bengio 2010, not the stacked (3H or 4H, in) one) and zero biases."""
     for module in model.modules():
+        if xavier_rnns and isinstance(module, RNNS):
+            gates = 4 if isinstance(module, (nn.LSTM, nn.LSTMCell)) else 3
+            for name, p in module.named_parameters():
+                if name.startswith("weight"):
+                    for block in p.data.chunk(gates, dim=0):  # views: in place
+                        nn.init.xavier_uniform_(block)
+                else:
+                    nn.init.zeros_(p)
         if isinstance(module, nn.Linear):
             nn.init.xavier_uniform_(module.weight)
             if module.bias is not None:

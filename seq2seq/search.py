@@ -182,9 +182,9 @@ def beam_search(
     (``max_output_len``), where the hypotheses still alive end unfinished, as
     greedy search's do. The first rule is a heuristic: with alpha > 0 a longer
     hypothesis could still overtake, but on the 1,000 test_2016_flickr
-    sentences of the Multi30k additive run it never did (identical outputs, 1.3x
-    faster). A finished sentence leaves the batch, so later steps cost only
-    what is still searching.
+    sentences of the Multi30k additive run, and on the shipped corpus's test
+    set, it never did (identical outputs). A finished sentence leaves the
+    batch, so later steps cost only what is still searching.
     """
     if not 1 <= nbest <= beam:
         raise ValueError(f"need 1 <= nbest ({nbest}) <= beam ({beam})")

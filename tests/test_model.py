@@ -6,7 +6,7 @@ import pytest
 import torch
 from conftest import MODES, tiny_model
 
-from seq2seq.config import EncoderConfig, ModelConfig
+from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.model import build_model, loss_sum
 from seq2seq.search import decode_corpus, greedy
 from seq2seq.tokenizer import EOS
@@ -101,3 +101,28 @@ def test_build_model_reads_rnn_type() -> None:
     model = build_model(cfg, 10, 10)
     assert isinstance(model.encoder.rnn, torch.nn.LSTM)
     assert isinstance(model.decoder.cells[0], torch.nn.GRUCell)
+
+
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
+def test_xavier_rnn_init_is_per_gate_with_zero_biases(rnn: str) -> None:
+    enc = EncoderConfig(rnn=rnn, hidden_size=64, embed_dim=32)
+    dec = DecoderConfig(rnn=rnn, hidden_size=64, embed_dim=32)
+    torch.manual_seed(0)
+    default = build_model(ModelConfig(encoder=enc, decoder=dec), 50, 50)
+    torch.manual_seed(0)
+    xavier = build_model(
+        ModelConfig(encoder=enc, decoder=dec, rnn_init="xavier"), 50, 50
+    )
+    gates = 4 if rnn == "lstm" else 3
+    rnns = [xavier.encoder.rnn, *xavier.decoder.cells]
+    for name, p in (kv for m in rnns for kv in m.named_parameters()):
+        if name.startswith("bias"):
+            assert torch.all(p == 0), name
+            continue
+        for block in p.detach().chunk(gates, dim=0):  # (H, in): Glorot's bound
+            bound = (6 / (block.size(0) + block.size(1))) ** 0.5
+            assert block.abs().max() <= bound
+            assert block.abs().max() > 0.9 * bound  # uniform up to the bound
+    # The default keeps PyTorch's RNN init: non-zero biases within 1/sqrt(H).
+    assert default.encoder.rnn.bias_ih_l0.abs().max() > 0
+    assert default.encoder.rnn.weight_hh_l0.abs().max() <= 64**-0.5

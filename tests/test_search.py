@@ -8,7 +8,14 @@ import torch
 from conftest import MODES, tiny_model
 
 from seq2seq.data import collate
-from seq2seq.search import Decoding, beam_search, decode_corpus, greedy, max_output_len
+from seq2seq.search import (
+    Decoding,
+    beam_search,
+    decode_corpus,
+    greedy,
+    max_output_len,
+    top_words,
+)
 from seq2seq.tokenizer import BOS, EOS
 
 SOURCES = [[5, 6, 7, 8], [9, 10], [5, 9, 11, 12, 13, 14, 6], [7], [8, 8, 8]]
@@ -92,3 +99,25 @@ def test_decode_corpus_with_a_beam_keeps_input_order() -> None:
     for ids, hyp in zip(SOURCES, together, strict=True):
         alone = beam_search(model, *batch_of([ids]), beam=3)[0][0]
         assert hyp.tokens == alone.tokens
+
+
+@pytest.mark.parametrize(("vocab", "n"), [(8000, 1), (8000, 10), (301, 4), (50, 10)])
+def test_top_words_is_topk(vocab: int, n: int) -> None:
+    """The chunked top-k returns exactly torch.topk's words and values, also
+    when the vocabulary is not a multiple of the chunk or smaller than n chunks."""
+    logits = torch.randn(37, vocab, generator=torch.Generator().manual_seed(vocab))
+    logits[0, :] = logits[0, 0]  # one row of ties: the values must still agree
+    values, words = top_words(logits, n)
+    expected_values, expected_words = logits.topk(n, dim=-1)
+    assert torch.equal(values, expected_values)
+    assert torch.equal(words[1:], expected_words[1:])
+    assert torch.equal(logits.gather(1, words), values)
+
+
+def test_beam_stops_only_with_nbest_hypotheses_in_hand() -> None:
+    """Stopping when the best candidate ends must not cut the n-best list."""
+    model = model_for("additive", eos_bias=6.0)  # EOS is the best first word
+    src, src_len = batch_of(SOURCES)
+    for nbest in (1, 3, 5):
+        results = beam_search(model, src, src_len, beam=5, nbest=nbest)
+        assert all(len(r) == nbest for r in results)

@@ -211,3 +211,22 @@ def test_same_seed_same_weights(tmp_path: Path) -> None:
     for key, value in weights[0].items():
         assert torch.equal(value, weights[1][key]), key
     assert scores[0] == scores[1] and len(scores[0]) == 2  # validation, bit for bit
+
+
+def test_fused_adam_takes_the_same_steps_up_to_rounding(tmp_path: Path) -> None:
+    """train.fused_adam changes how Adam is computed, not what it computes."""
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
+    weights = []
+    for fused in (False, True):
+        cfg = load_config(
+            REPO / "configs/synth_ende/additive.yaml",
+            [
+                *tiny_overrides(corpus, tmp_path / "runs", f"fused_{fused}"),
+                f"train.fused_adam={fused}",
+            ],
+        )
+        run = train(cfg, "cpu")
+        weights.append(torch.load(run / "last.pt", weights_only=True)["model"])
+    for key, value in weights[0].items():
+        torch.testing.assert_close(weights[1][key], value, rtol=0, atol=1e-5)
