@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from seq2seq.config import Config, to_dict
+from seq2seq.config import Config, build, to_dict
 from seq2seq.errors import UserError
 
 
@@ -116,9 +116,13 @@ def check_matches(
             "folder (fingerprints differ); restore the run's spm/ folder or retrain"
         )
     saved = payload.get("config", {}).get(what)
-    current = to_dict(cfg)[what]
+    section = getattr(cfg, what)
     if not isinstance(saved, dict):
         raise UserError(f"{path}: records no '{what}' config; retrain the run")
+    # Read through the schema: keys added since the checkpoint was written
+    # take their defaults, which reproduce what the older code did.
+    saved = to_dict(build(type(section), saved, what))
+    current = to_dict(section)
     diff = config_differences(saved, current)
     if diff:
         key = diff[0]

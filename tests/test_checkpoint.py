@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO
 
-from seq2seq.checkpoint import load_checkpoint
+from seq2seq.checkpoint import check_matches, load_checkpoint
+from seq2seq.config import load_config, to_dict
 from seq2seq.errors import UserError
 
 
@@ -56,3 +58,16 @@ def test_missing_and_weightless(tmp_path: Path) -> None:
     torch.save({"state": {}}, tmp_path / "empty.pt")
     with pytest.raises(UserError, match="no model weights"):
         load_checkpoint(tmp_path / "empty.pt")
+
+
+def test_checkpoint_from_before_a_new_key_still_matches(tmp_path: Path) -> None:
+    """A key added to the model section after a checkpoint was written takes
+    its default when the two are compared; a real difference is still named."""
+    cfg = load_config(REPO / "configs/synth_ende/additive.yaml")
+    older = to_dict(cfg)
+    del older["model"]["rnn_init"]  # as written before model.rnn_init existed
+    payload = {"tokenizer": "abc", "config": older}
+    check_matches(payload, cfg, "abc", tmp_path / "best.pt", "model")
+    older["model"]["rnn_init"] = "xavier"
+    with pytest.raises(UserError, match="model.rnn_init='xavier'"):
+        check_matches(payload, cfg, "abc", tmp_path / "best.pt", "model")
