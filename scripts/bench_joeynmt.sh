@@ -68,6 +68,17 @@ with open(f"{data}/spm/joint.vocab", "w", encoding="utf-8") as f:
 EOF
 fi
 
+# --- the machine's fp32 matmul peak now, before JoeyNMT runs (ours is measured
+# again inside bench_train.py): a shared machine can drift within one run -----
+"$PY" - "$REPO/scripts" "$THREADS" > "$WORK/peak_before.txt" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from bench_train import matmul_peak
+torch.set_num_threads(int(sys.argv[2]))
+print(round(matmul_peak(torch.device("cpu")), 1))
+EOF
+
 # --- JoeyNMT: train STEPS updates, then decode greedy and beam 5 -------------
 CFG=$WORK/joey.yaml
 # No validation inside (validation_freq stays above STEPS); JoeyNMT saves the

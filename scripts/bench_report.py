@@ -80,6 +80,11 @@ def main() -> None:
     }
     flops = train["mflop_per_target_token"] * 1e6
     joey["achieved_gflop_s"] = round(flops * joey["target_tokens_per_s"] / 1e9, 1)
+    before = work / "peak_before.txt"  # the peak measured before JoeyNMT ran
+    if before.exists():
+        joey["matmul_peak_gflop_s"] = float(before.read_text())
+        fraction = joey["achieved_gflop_s"] / joey["matmul_peak_gflop_s"]
+        joey["fraction_of_peak"] = round(fraction, 3)
     ratios = {
         "training target tokens/s": ours["target_tokens_per_s"]
         / joey["target_tokens_per_s"],
