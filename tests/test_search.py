@@ -115,7 +115,7 @@ def test_top_words_is_topk(vocab: int, n: int) -> None:
 
 
 def test_beam_stops_only_with_nbest_hypotheses_in_hand() -> None:
-    """Stopping when the best candidate ends must not cut the n-best list."""
+    """Sentences that leave the batch early keep their whole n-best list."""
     model = model_for("additive", eos_bias=6.0)  # EOS is the best first word
     src, src_len = batch_of(SOURCES)
     for nbest in (1, 3, 5):
