@@ -2,6 +2,7 @@
 # JoeyNMT 2.3.0 and seq2seq side by side on the benchmark spec, in one run.
 #
 #   bash scripts/bench_joeynmt.sh [STEPS]          # default 320 updates each
+#   bash scripts/bench_joeynmt.sh STEPS --decode-only  # decode again only
 #
 # Installs JoeyNMT into its own venv ($BENCH_DIR/venv), prepares Multi30k de-en
 # from the mirror ($SEQ2SEQ_DATA_MIRROR, default ../shared/data/multi30k) with a
@@ -12,9 +13,12 @@
 # bench_additive.yaml) and prints both and the ratios as JSON. Everything runs
 # one after the other on $THREADS threads (default 2), so the two share the
 # machine's state. Scratch files go to $BENCH_DIR (default /tmp/seq2seq_bench).
+# --decode-only keeps the two models an earlier run of the same STEPS trained
+# and measures both decoders again, side by side (a few minutes).
 set -euo pipefail
 
 STEPS=${1:-320}
+DECODE_ONLY=${2:-}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${BENCH_DIR:-/tmp/seq2seq_bench}
 MIRROR=${SEQ2SEQ_DATA_MIRROR:-$REPO/../shared/data/multi30k}
@@ -33,6 +37,21 @@ fi
 for f in "$SPEC" "$MIRROR/train.de.gz" "$PY"; do
   [[ -e $f ]] || { echo "error: $f not found (run make install; see README)" >&2; exit 2; }
 done
+case $DECODE_ONLY in
+  "") ;;
+  --decode-only)
+    for f in "$WORK/models/bench/latest.ckpt" "$WORK/ours_run/last.pt" \
+        "$WORK/ours_train.json"; do
+      [[ -e $f ]] || { echo "error: $f not found: --decode-only needs a full run" \
+        "of bash scripts/bench_joeynmt.sh $STEPS first" >&2; exit 2; }
+    done
+    if ! grep -q "updates: $STEPS\$" "$WORK/joey.yaml"; then
+      echo "error: $WORK/joey.yaml was not trained for $STEPS updates;" \
+        "run bash scripts/bench_joeynmt.sh $STEPS first" >&2
+      exit 2
+    fi ;;
+  *) echo "error: unknown option '$DECODE_ONLY' (only --decode-only)" >&2; exit 2 ;;
+esac
 
 # --- JoeyNMT in its own venv (pins from ../shared/bench/joeynmt/README.md) ----
 if [[ ! -f $WORK/venv/.installed ]]; then
@@ -68,6 +87,8 @@ with open(f"{data}/spm/joint.vocab", "w", encoding="utf-8") as f:
 EOF
 fi
 
+CFG=$WORK/joey.yaml
+if [[ -z $DECODE_ONLY ]]; then  # (training: skipped by --decode-only)
 # --- the machine's fp32 matmul peak now, before JoeyNMT runs (ours is measured
 # again inside bench_train.py): a shared machine can drift within one run -----
 "$PY" - "$REPO/scripts" "$THREADS" > "$WORK/peak_before.txt" <<'EOF'
@@ -80,7 +101,6 @@ print(round(matmul_peak(torch.device("cpu")), 1))
 EOF
 
 # --- JoeyNMT: train STEPS updates, then decode greedy and beam 5 -------------
-CFG=$WORK/joey.yaml
 # No validation inside (validation_freq stays above STEPS); JoeyNMT saves the
 # final weights as latest.ckpt when training ends.
 sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEPS#" \
@@ -88,6 +108,7 @@ sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEP
 log "JoeyNMT: training $STEPS updates"
 /usr/bin/time -v "$JPY" -m joeynmt train "$CFG" --skip-test \
   > "$WORK/joey_train.log" 2> "$WORK/joey_train.err"
+fi
 for beam in 1 5; do
   sed -e "s#beam_size: 1#beam_size: $beam\n    beam_alpha: 1.0#" \
     -e "s#testing:#testing:\n    load_model: \"$WORK/models/bench/latest.ckpt\"#" \
@@ -98,6 +119,7 @@ for beam in 1 5; do
 done
 
 # --- ours: the same steps on the same spec ------------------------------------
+if [[ -z $DECODE_ONLY ]]; then  # (training: skipped by --decode-only)
 log "seq2seq: training $STEPS updates"
 SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en \
   --out "$WORK/ours_data" >&2
@@ -110,8 +132,9 @@ SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en 
   --set "data.test.src=$WORK/ours_data/test_2016_flickr.de.gz" \
   --set "data.test.tgt=$WORK/ours_data/test_2016_flickr.en.gz" \
   > "$WORK/ours_train.json" 2> "$WORK/ours_train.err"
+fi
 log "seq2seq: decoding, greedy and beam 5"
 "$PY" "$REPO/scripts/bench_decode.py" "$WORK/ours_run" --threads "$THREADS" \
   --batch 64 --beam 1 --beam 5 > "$WORK/ours_decode.json"
 
-"$PY" "$REPO/scripts/bench_report.py" "$WORK" "$STEPS"
+"$PY" "$REPO/scripts/bench_report.py" "$WORK" "$STEPS" $DECODE_ONLY

@@ -1,11 +1,13 @@
 """Read what scripts/bench_joeynmt.sh wrote and print both sides and the ratios.
 
-    python scripts/bench_report.py BENCH_DIR STEPS
+    python scripts/bench_report.py BENCH_DIR STEPS [--decode-only]
 
 JoeyNMT: target tokens/s = median of its "Tokens per Sec" log lines after step
 20 (steps 21..STEPS, validation excluded), decode = its "Generation took" on the
 test set, peak RSS = GNU time's maximum resident set size. Ours: the JSON of
-bench_train.py and bench_decode.py, peak RSS from GNU time as well.
+bench_train.py and bench_decode.py, peak RSS from GNU time as well. With
+``--decode-only`` only the decoding figures and their ratios (the training
+figures on disk are those of an earlier run).
 """
 
 from __future__ import annotations
@@ -53,8 +55,31 @@ def joey_decode(log: Path, hyp: Path) -> dict[str, float]:
     }
 
 
+def decode_report(work: Path, steps: int) -> dict:
+    """Both decoders on the test set, and the ratios (``--decode-only``)."""
+    decode = json.loads((work / "ours_decode.json").read_text())
+    report: dict = {"steps": steps, "decode_only": True}
+    for beam, name, key in (
+        (1, "greedy", "greedy"),
+        (5, "beam 5", "beam 5, alpha 1.0"),
+    ):
+        joey = joey_decode(
+            work / f"joey_test_beam{beam}.log", work / f"joey_hyp_beam{beam}.test"
+        )
+        ratio = decode[key]["sentences_per_s"] / joey["sentences_per_s"]
+        report[name] = {
+            "joeynmt": joey,
+            "seq2seq": decode[key],
+            "ratio": round(ratio, 2),
+        }
+    return report
+
+
 def main() -> None:
     work, steps = Path(sys.argv[1]), int(sys.argv[2])
+    if sys.argv[3:] == ["--decode-only"]:
+        print(json.dumps(decode_report(work, steps), indent=2))
+        return
     train_log = next((work / "models" / "bench").glob("train.log"))
     joey = {
         "target_tokens_per_s": joey_tokens_per_s(train_log),

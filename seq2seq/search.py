@@ -57,22 +57,49 @@ def max_output_len(src_len: Tensor, ratio: float) -> Tensor:
     return (src_len.float() * ratio).long() + 10
 
 
-def top_words(logits: Tensor, n: int, chunk: int = 64) -> tuple[Tensor, Tensor]:
-    """``logits.topk(n)`` over the vocabulary, about 2x faster on the CPU: the n
-    best words lie in the n chunks (of ``chunk`` words) with the highest
-    maxima, so topk runs over the chunk maxima and then over n * chunk words
-    instead of all V. Rows (R, V) -> values and word ids, (R, n) each."""
+def best_continuations(
+    logits: Tensor, scores: Tensor, n: int, chunk: int = 64
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The n best one-word continuations of each sentence's hypotheses.
+
+    ``logits`` (A*r, V) are the next-word logits of the r hypotheses of each of
+    A sentences (rows a*r ... a*r + r - 1), ``scores`` (A, r) their log p so
+    far. Returns, best first, (A, n) each: score + log p(word), the parent row
+    (in A*r) and the word. log p = logit - logsumexp, for the chosen words only.
+
+    Not all r * V candidates are ranked: the n best lie in the n chunks (of
+    ``chunk`` words) whose best candidates are highest, so topk runs over the
+    chunk maxima and then over n * chunk candidates, several times faster than
+    ``max``/``topk`` over the vocabulary on the CPU. Fewer than n candidates
+    (a tiny vocabulary) are padded with -inf.
+    """
     rows, vocab = logits.shape
-    if vocab <= n * chunk:
-        return logits.topk(n, dim=-1)
+    a, r = scores.shape
+    lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # (A*r, 1)
+    offset = scores.reshape(-1, 1)  # (A*r, 1)
+    first = torch.arange(a, device=logits.device).unsqueeze(1) * r  # (A, 1)
+    if vocab <= n * chunk:  # small vocabularies: rank every candidate
+        cand = ((logits - lse) + offset).view(a, r * vocab)
+        top, pos = cand.topk(min(n, r * vocab), dim=1)  # (A, n)
+        top, pos = _pad(top, n, float("-inf")), _pad(pos, n, 0)
+        return top, pos // vocab + first, pos % vocab
     pad = -vocab % chunk
     if pad:
         logits = nn.functional.pad(logits, (0, pad), value=float("-inf"))
-    chunks = logits.view(rows, -1, chunk)  # (R, V / chunk, chunk)
-    _, best_chunks = chunks.amax(dim=-1).topk(n, dim=-1)  # (R, n)
-    index = best_chunks.unsqueeze(-1).expand(-1, -1, chunk)  # (R, n, chunk)
-    values, pos = chunks.gather(1, index).view(rows, -1).topk(n, dim=-1)  # (R, n)
-    return values, best_chunks.gather(1, pos // chunk) * chunk + pos % chunk
+    chunks = logits.view(rows, -1, chunk)  # (A*r, C, chunk)
+    n_chunks = chunks.size(1)
+    bound = (chunks.amax(dim=-1) - lse) + offset  # (A*r, C) best of each chunk
+    _, best = bound.view(a, r * n_chunks).topk(n, dim=1)  # (A, n)
+    row, col = best // n_chunks + first, best % n_chunks  # (A, n) each
+    cand = (chunks[row, col] - lse[row]) + offset[row]  # (A, n, chunk)
+    top, pos = cand.view(a, n * chunk).topk(n, dim=1)  # (A, n)
+    j = pos // chunk  # which of the n chunks
+    return top, row.gather(1, j), col.gather(1, j) * chunk + pos % chunk
+
+
+def _pad(x: Tensor, n: int, value: float) -> Tensor:
+    """Columns up to n, filled with value."""
+    return nn.functional.pad(x, (0, n - x.size(1)), value=value)
 
 
 @torch.no_grad()
@@ -95,9 +122,11 @@ def greedy(
     for t in range(steps):
         attentional, state, w = model.decoder.step(prev, state, memory)
         logits = model.decoder.logits(attentional).float()  # (A, V)
-        best, prev = logits.max(dim=-1)  # (A,)
+        start = logits.new_zeros(len(alive), 1)  # (A, 1): one row per sentence
+        best, _, words = best_continuations(logits, start, 1)  # (A, 1) each
+        prev = words.squeeze(1)  # (A,)
         tokens[alive, t] = prev
-        logps[alive, t] = best - torch.logsumexp(logits, dim=-1)  # log_softmax
+        logps[alive, t] = best.squeeze(1)  # log p of the chosen word
         if w is not None:
             if weights is None:
                 weights = w.new_zeros(batch, steps, w.size(-1), dtype=torch.float)
@@ -135,19 +164,20 @@ def _greedy_hypotheses(
 
 @dataclass
 class _Beams:
-    """The k hypotheses of each sentence still searching, k rows per sentence."""
+    """The hypotheses of each sentence still searching: r rows per sentence,
+    r = 1 before the first step and k after it."""
 
     live: list[int]  # the batch index of each sentence still searching, (A,)
-    scores: Tensor  # (A, k) log p of each hypothesis so far
-    tokens: Tensor  # (A*k, t) their tokens
-    history: Tensor | None  # (A*k, t, S) their attention weights
+    scores: Tensor  # (A, r) log p of each hypothesis so far
+    tokens: Tensor  # (A*r, t) their tokens
+    history: Tensor | None  # (A*r, t, S) their attention weights
     state: DecoderState
     memory: Memory
-    prev: Tensor  # (A*k,) the last token of each
+    prev: Tensor  # (A*r,) the last token of each
 
     def select(self, still: list[int]) -> _Beams:
         """Only the sentences at positions ``still`` (of ``live``)."""
-        k = self.scores.size(1)
+        k = self.scores.size(1)  # rows per sentence
         index = torch.tensor(still, device=self.prev.device)
         rows = (index.unsqueeze(1) * k + torch.arange(k, device=index.device)).view(-1)
         history = None if self.history is None else self.history[rows]
@@ -188,20 +218,16 @@ def beam_search(
         raise ValueError(f"need 1 <= nbest ({nbest}) <= beam ({beam})")
     batch, k, device = src.size(0), beam, src.device
     memory = model.encode(src, src_len)
-    memory = memory.select(torch.arange(batch, device=device).repeat_interleave(k))
-    # At t = 0 only the first copy of each sentence is alive; the others would
-    # repeat it.
-    scores = torch.full((batch, k), float("-inf"), device=device)  # (B, k)
-    scores[:, 0] = 0.0
-    prev = torch.full((batch * k,), BOS, dtype=torch.long, device=device)
+    # One row per sentence at the first step (k copies would all repeat it);
+    # the first step's k best words make the k rows of each sentence.
     beams = _Beams(
         list(range(batch)),
-        scores,
-        prev.new_zeros(batch * k, 0),
+        torch.zeros(batch, 1, device=device),  # (B, 1)
+        torch.zeros(batch, 0, dtype=torch.long, device=device),
         None,
         model.decoder.init_state(memory),
         memory,
-        prev,
+        torch.full((batch,), BOS, dtype=torch.long, device=device),
     )
     limit = max_output_len(src_len, ratio).tolist()
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
@@ -229,23 +255,16 @@ class _Search:
         """Extend ``beams`` in place by one token; the positions (in
         ``beams.live``) of the sentences that go on searching."""
         k, live = self.k, beams.live
+        rows = beams.scores.size(1)  # per sentence: 1 at the first step, then k
         attentional, state, w = model.decoder.step(
             beams.prev, beams.state, beams.memory
         )
-        logits = model.decoder.logits(attentional).float()  # (A*k, V)
-        # A sentence's 2k best continuations are among its hypotheses' 2k best
-        # words each, so only those are scored (log_softmax of just them).
-        best, words = top_words(logits, 2 * k)  # (A*k, 2k)
-        logp = best - torch.logsumexp(logits, dim=-1, keepdim=True)
-        cand = (beams.scores.view(-1, 1) + logp).view(len(live), 2 * k * k)
+        logits = model.decoder.logits(attentional).float()  # (A*rows, V)
         # 2k candidates: at most k end with EOS, so k can always continue.
-        top, pos = cand.topk(2 * k, dim=1)  # (A, 2k)
-        word = words.view(len(live), 2 * k * k).gather(1, pos)
-        offset = torch.arange(len(live), device=top.device).unsqueeze(1) * k
-        parent = pos // (2 * k) + offset  # parent row in A*k
+        top, parent, word = best_continuations(logits, beams.scores, 2 * k)
         history = beams.history
         if w is not None:
-            w = w.float().unsqueeze(1)  # (A*k, 1, S)
+            w = w.float().unsqueeze(1)  # (A*rows, 1, S)
             history = w if history is None else torch.cat([history, w], dim=1)
         for a, j in (word[:, :k] == EOS).nonzero().tolist():  # EOS among the top k
             if top[a, j] > float("-inf"):
@@ -267,6 +286,8 @@ class _Search:
         beams.tokens = torch.cat([beams.tokens[parent], word.view(-1, 1)], dim=1)
         beams.history = None if history is None else history[parent]
         beams.state, beams.prev = state.select(parent), word.view(-1)
+        if rows < k:  # the first step: the sentence's memory, k times
+            beams.memory = beams.memory.select(parent)
         return [a for a, b in enumerate(live) if not self.ends(beams, a, b, t)]
 
     def ends(self, beams: _Beams, a: int, b: int, t: int) -> bool:

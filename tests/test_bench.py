@@ -85,3 +85,52 @@ def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
     summary = json.loads("\n".join(lines[lines.index("{") :]))
     assert summary["minutes_to_target"] == points[0]["minutes"]  # target 0: at once
     assert summary["best_test_bleu"] == max(p["test_bleu"] for p in points)
+
+
+def joey_test_log(seconds: float, bleu: float) -> str:
+    """The lines of a JoeyNMT 2.3.0 test log that bench_report.py reads
+    (the dev set first, then the test set)."""
+    return (
+        "INFO - joeynmt.prediction - Generation took 9.0[sec].\n"
+        "INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  1.00\n"
+        "INFO - joeynmt.prediction - Decoding on test set... (device: cpu)\n"
+        f"INFO - joeynmt.prediction - Generation took {seconds}[sec].\n"
+        f"INFO - joeynmt.prediction - Evaluation result (greedy): bleu:  {bleu}\n"
+    )
+
+
+def test_decode_only_report_reads_both_decoders(tmp_path: Path) -> None:
+    for beam, seconds, bleu in ((1, 5.0, 33.85), (5, 20.0, 35.96)):
+        (tmp_path / f"joey_test_beam{beam}.log").write_text(
+            joey_test_log(seconds, bleu)
+        )
+        (tmp_path / f"joey_hyp_beam{beam}.test").write_text("a b c\n" * 1000)
+    ours = {"sentences_per_s": 600.0, "bleu": 33.0}
+    (tmp_path / "ours_decode.json").write_text(
+        json.dumps({"greedy": ours, "beam 5, alpha 1.0": {**ours, "bleu": 35.0}})
+    )
+    report = script("bench_report.py", str(tmp_path), "2280", "--decode-only")
+    assert report["greedy"]["joeynmt"]["sentences_per_s"] == 200.0  # 1000 / 5 s
+    assert report["greedy"]["joeynmt"]["bleu"] == 33.85  # the test set's, not dev's
+    assert report["greedy"]["ratio"] == 3.0
+    assert report["beam 5"]["ratio"] == 12.0
+    assert report["beam 5"]["joeynmt"]["mean_hyp_words"] == 3
+
+
+def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
+    def bench(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["bash", str(REPO / "scripts/bench_joeynmt.sh"), *args],
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "bench")},
+            timeout=60,
+        )
+
+    odd = bench("30")
+    assert odd.returncode == 2 and "multiple of 20" in odd.stderr
+    unknown = bench("320", "--fast")
+    assert unknown.returncode == 2 and "unknown option '--fast'" in unknown.stderr
+    nothing = bench("320", "--decode-only")
+    assert nothing.returncode == 2 and "needs a full run" in nothing.stderr
+    assert not (tmp_path / "bench" / "venv").exists()  # stopped before installing

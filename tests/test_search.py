@@ -11,10 +11,10 @@ from seq2seq.data import collate
 from seq2seq.search import (
     Decoding,
     beam_search,
+    best_continuations,
     decode_corpus,
     greedy,
     max_output_len,
-    top_words,
 )
 from seq2seq.tokenizer import BOS, EOS
 
@@ -101,17 +101,30 @@ def test_decode_corpus_with_a_beam_keeps_input_order() -> None:
         assert hyp.tokens == alone.tokens
 
 
-@pytest.mark.parametrize(("vocab", "n"), [(8000, 1), (8000, 10), (301, 4), (50, 10)])
-def test_top_words_is_topk(vocab: int, n: int) -> None:
-    """The chunked top-k returns exactly torch.topk's words and values, also
-    when the vocabulary is not a multiple of the chunk or smaller than n chunks."""
-    logits = torch.randn(37, vocab, generator=torch.Generator().manual_seed(vocab))
-    logits[0, :] = logits[0, 0]  # one row of ties: the values must still agree
-    values, words = top_words(logits, n)
-    expected_values, expected_words = logits.topk(n, dim=-1)
-    assert torch.equal(values, expected_values)
-    assert torch.equal(words[1:], expected_words[1:])
-    assert torch.equal(logits.gather(1, words), values)
+@pytest.mark.parametrize(
+    ("vocab", "rows", "n"),
+    [(8000, 1, 1), (8000, 5, 10), (8001, 3, 4), (301, 5, 10), (6, 1, 10)],
+)
+def test_best_continuations_are_the_best_candidates(
+    vocab: int, rows: int, n: int
+) -> None:
+    """Exactly the n best of score + log p over all rows and words of each
+    sentence, also when the vocabulary is not a multiple of the chunk, is
+    smaller than n chunks, or has fewer than n candidates (then -inf)."""
+    gen = torch.Generator().manual_seed(vocab)
+    sentences = 7
+    logits = 3 * torch.randn(sentences * rows, vocab, generator=gen)
+    scores = torch.randn(sentences, rows, generator=gen)
+    top, parent, word = best_continuations(logits, scores, n)
+    logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+    cand = (logp + scores.view(-1, 1)).view(sentences, rows * vocab)
+    m = min(n, rows * vocab)
+    expected, pos = cand.topk(m, dim=1)
+    assert torch.equal(top[:, :m], expected)
+    first = torch.arange(sentences).unsqueeze(1) * rows
+    assert torch.equal(parent[:, :m], pos // vocab + first)
+    assert torch.equal(word[:, :m], pos % vocab)
+    assert (top[:, m:] == float("-inf")).all()
 
 
 def test_beam_stops_only_with_nbest_hypotheses_in_hand() -> None:
