@@ -3,18 +3,22 @@
 #
 #   bash scripts/bench_joeynmt.sh [STEPS]          # default 320 updates each
 #   bash scripts/bench_joeynmt.sh STEPS --decode-only  # decode again only
+#   REPEATS=3 bash scripts/bench_joeynmt.sh ...        # each decode 3 times
 #
 # Installs JoeyNMT into its own venv ($BENCH_DIR/venv), prepares Multi30k de-en
 # from the mirror ($SEQ2SEQ_DATA_MIRROR, default ../shared/data/multi30k) with a
 # joint sentencepiece unigram 8000 model, trains JoeyNMT with
-# ../shared/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, decodes
-# test_2016_flickr greedy and beam 5; then does the same with ours
-# (scripts/bench_train.py, scripts/bench_decode.py, configs/multi30k/
-# bench_additive.yaml) and prints both and the ratios as JSON. Everything runs
+# ../shared/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
+# the same spec (scripts/bench_train.py, configs/multi30k/bench_additive.yaml),
+# decodes test_2016_flickr greedy and beam 5 with both (JoeyNMT's "test",
+# scripts/bench_decode.py) and prints both and the ratios as JSON. Everything runs
 # one after the other on $THREADS threads (default 2), so the two share the
 # machine's state. Scratch files go to $BENCH_DIR (default /tmp/seq2seq_bench).
 # --decode-only keeps the two models an earlier run of the same STEPS trained
-# and measures both decoders again, side by side (a few minutes).
+# and measures both decoders again, side by side (a minute per repetition).
+# Decoding runs REPEATS times (default 1), the toolkits interleaved, and the
+# report keeps each one's fastest: this machine's speed drifts by tens of
+# percent within minutes.
 set -euo pipefail
 
 STEPS=${1:-320}
@@ -24,12 +28,17 @@ WORK=${BENCH_DIR:-/tmp/seq2seq_bench}
 MIRROR=${SEQ2SEQ_DATA_MIRROR:-$REPO/../shared/data/multi30k}
 SPEC=$REPO/../shared/bench/joeynmt/rnn_m30k_deen.yaml
 THREADS=${THREADS:-2}
+REPEATS=${REPEATS:-1}
 PY=$REPO/.venv/bin/python
 JPY=$WORK/venv/bin/python
 export OMP_NUM_THREADS=$THREADS
 mkdir -p "$WORK"
 log() { echo "[bench] $*" >&2; }
 
+if ! [[ $REPEATS =~ ^[1-9][0-9]*$ ]]; then
+  echo "error: REPEATS=$REPEATS: must be a whole number >= 1" >&2
+  exit 2
+fi
 if (( STEPS % 20 != 0 )); then
   echo "error: STEPS must be a multiple of 20 (JoeyNMT's logging interval)" >&2
   exit 2
@@ -100,7 +109,7 @@ torch.set_num_threads(int(sys.argv[2]))
 print(round(matmul_peak(torch.device("cpu")), 1))
 EOF
 
-# --- JoeyNMT: train STEPS updates, then decode greedy and beam 5 -------------
+# --- JoeyNMT: train STEPS updates ---------------------------------------------
 # No validation inside (validation_freq stays above STEPS); JoeyNMT saves the
 # final weights as latest.ckpt when training ends.
 sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEPS#" \
@@ -109,14 +118,6 @@ log "JoeyNMT: training $STEPS updates"
 /usr/bin/time -v "$JPY" -m joeynmt train "$CFG" --skip-test \
   > "$WORK/joey_train.log" 2> "$WORK/joey_train.err"
 fi
-for beam in 1 5; do
-  sed -e "s#beam_size: 1#beam_size: $beam\n    beam_alpha: 1.0#" \
-    -e "s#testing:#testing:\n    load_model: \"$WORK/models/bench/latest.ckpt\"#" \
-    "$CFG" > "$WORK/joey_beam$beam.yaml"
-  log "JoeyNMT: decoding, beam $beam"
-  "$JPY" -m joeynmt test "$WORK/joey_beam$beam.yaml" -o "$WORK/joey_hyp_beam$beam" \
-    > "$WORK/joey_test_beam$beam.log" 2>&1
-done
 
 # --- ours: the same steps on the same spec ------------------------------------
 if [[ -z $DECODE_ONLY ]]; then  # (training: skipped by --decode-only)
@@ -133,8 +134,25 @@ SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en 
   --set "data.test.tgt=$WORK/ours_data/test_2016_flickr.en.gz" \
   > "$WORK/ours_train.json" 2> "$WORK/ours_train.err"
 fi
-log "seq2seq: decoding, greedy and beam 5"
-"$PY" "$REPO/scripts/bench_decode.py" "$WORK/ours_run" --threads "$THREADS" \
-  --batch 64 --beam 1 --beam 5 > "$WORK/ours_decode.json"
+
+# --- decoding: JoeyNMT's greedy and beam 5, then ours, REPEATS times ------------
+# Interleaved, so that a slow spell of the machine hits both; the report keeps
+# each toolkit's fastest repetition.
+for beam in 1 5; do
+  sed -e "s#beam_size: 1#beam_size: $beam\n    beam_alpha: 1.0#" \
+    -e "s#testing:#testing:\n    load_model: \"$WORK/models/bench/latest.ckpt\"#" \
+    "$CFG" > "$WORK/joey_beam$beam.yaml"
+done
+rm -f "$WORK"/joey_test_beam?.r*.log "$WORK"/ours_decode.r*.json
+for rep in $(seq 1 "$REPEATS"); do
+  for beam in 1 5; do
+    log "JoeyNMT: decoding, beam $beam ($rep/$REPEATS)"
+    "$JPY" -m joeynmt test "$WORK/joey_beam$beam.yaml" -o "$WORK/joey_hyp_beam$beam" \
+      > "$WORK/joey_test_beam$beam.r$rep.log" 2>&1
+  done
+  log "seq2seq: decoding, greedy and beam 5 ($rep/$REPEATS)"
+  "$PY" "$REPO/scripts/bench_decode.py" "$WORK/ours_run" --threads "$THREADS" \
+    --batch 64 --beam 1 --beam 5 > "$WORK/ours_decode.r$rep.json"
+done
 
 "$PY" "$REPO/scripts/bench_report.py" "$WORK" "$STEPS" $DECODE_ONLY

@@ -7,7 +7,9 @@ JoeyNMT: target tokens/s = median of its "Tokens per Sec" log lines after step
 test set, peak RSS = GNU time's maximum resident set size. Ours: the JSON of
 bench_train.py and bench_decode.py, peak RSS from GNU time as well. With
 ``--decode-only`` only the decoding figures and their ratios (the training
-figures on disk are those of an earlier run).
+figures on disk are those of an earlier run). Decoding may have been repeated
+(joey_test_beam{1,5}.rN.log, ours_decode.rN.json): each toolkit's fastest
+repetition is reported, with the sentences/s of every one.
 """
 
 from __future__ import annotations
@@ -55,54 +57,57 @@ def joey_decode(log: Path, hyp: Path) -> dict[str, float]:
     }
 
 
-def decode_report(work: Path, steps: int) -> dict:
-    """Both decoders on the test set, and the ratios (``--decode-only``)."""
-    decode = json.loads((work / "ours_decode.json").read_text())
-    report: dict = {"steps": steps, "decode_only": True}
-    for beam, name, key in (
-        (1, "greedy", "greedy"),
-        (5, "beam 5", "beam 5, alpha 1.0"),
-    ):
-        joey = joey_decode(
-            work / f"joey_test_beam{beam}.log", work / f"joey_hyp_beam{beam}.test"
+SEARCHES = (("greedy", 1, "greedy"), ("beam 5", 5, "beam 5, alpha 1.0"))
+
+
+def decodes(work: Path) -> dict[str, dict]:
+    """Per search, each toolkit's fastest repetition (with the sentences/s of
+    every repetition) and the ratio of the two."""
+    runs = sorted(work.glob("ours_decode.r*.json"))
+    ours = [json.loads(p.read_text()) for p in runs]
+    out = {}
+    for name, beam, key in SEARCHES:
+        hyp = work / f"joey_hyp_beam{beam}.test"
+        logs = sorted(work.glob(f"joey_test_beam{beam}.r*.log"))
+        if not ours or not logs:
+            sys.exit(f"error: {work}: no decoding logs; run bench_joeynmt.sh")
+        joey = [joey_decode(log, hyp) for log in logs]
+        both = {"joeynmt": joey, "seq2seq": [run[key] for run in ours]}
+        out[name] = {}
+        for toolkit, runs in both.items():
+            best = max(runs, key=lambda r: r["sentences_per_s"])
+            out[name][toolkit] = best | {"each": [r["sentences_per_s"] for r in runs]}
+        ratio = (
+            out[name]["seq2seq"]["sentences_per_s"]
+            / (out[name]["joeynmt"]["sentences_per_s"])
         )
-        ratio = decode[key]["sentences_per_s"] / joey["sentences_per_s"]
-        report[name] = {
-            "joeynmt": joey,
-            "seq2seq": decode[key],
-            "ratio": round(ratio, 2),
-        }
-    return report
+        out[name]["ratio"] = round(ratio, 2)
+    return out
 
 
 def main() -> None:
     work, steps = Path(sys.argv[1]), int(sys.argv[2])
     if sys.argv[3:] == ["--decode-only"]:
-        print(json.dumps(decode_report(work, steps), indent=2))
+        report = {"steps": steps, "decode_only": True} | decodes(work)
+        print(json.dumps(report, indent=2))
         return
     train_log = next((work / "models" / "bench").glob("train.log"))
     joey = {
         "target_tokens_per_s": joey_tokens_per_s(train_log),
         "peak_rss_gib": round(peak_rss_gib(work / "joey_train.err"), 3),
-        "greedy": joey_decode(
-            work / "joey_test_beam1.log", work / "joey_hyp_beam1.test"
-        ),
-        "beam 5": joey_decode(
-            work / "joey_test_beam5.log", work / "joey_hyp_beam5.test"
-        ),
     }
     train = json.loads((work / "ours_train.json").read_text())
-    decode = json.loads((work / "ours_decode.json").read_text())
+    decode = decodes(work)
     ours = {
         "target_tokens_per_s": train["target_tokens_per_s"],
         "peak_rss_gib": round(peak_rss_gib(work / "ours_train.err"), 3),
-        "greedy": decode["greedy"],
-        "beam 5": decode["beam 5, alpha 1.0"],
         "mflop_per_target_token": train["mflop_per_target_token"],
         "achieved_gflop_s": train["achieved_gflop_s"],
         "matmul_peak_gflop_s": train["matmul_peak_gflop_s"],
         "fraction_of_peak": train["fraction_of_peak"],
     }
+    for name, _, _ in SEARCHES:
+        joey[name], ours[name] = decode[name]["joeynmt"], decode[name]["seq2seq"]
     flops = train["mflop_per_target_token"] * 1e6
     joey["achieved_gflop_s"] = round(flops * joey["target_tokens_per_s"] / 1e9, 1)
     before = work / "peak_before.txt"  # the peak measured before JoeyNMT ran

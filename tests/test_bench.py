@@ -99,36 +99,44 @@ def joey_test_log(seconds: float, bleu: float) -> str:
     )
 
 
-def test_decode_only_report_reads_both_decoders(tmp_path: Path) -> None:
+def test_decode_only_report_keeps_each_toolkits_fastest_repetition(
+    tmp_path: Path,
+) -> None:
     for beam, seconds, bleu in ((1, 5.0, 33.85), (5, 20.0, 35.96)):
-        (tmp_path / f"joey_test_beam{beam}.log").write_text(
-            joey_test_log(seconds, bleu)
-        )
+        for rep, slower in ((1, 2.0), (2, 1.0)):  # the second repetition is faster
+            log = tmp_path / f"joey_test_beam{beam}.r{rep}.log"
+            log.write_text(joey_test_log(seconds * slower, bleu))
         (tmp_path / f"joey_hyp_beam{beam}.test").write_text("a b c\n" * 1000)
-    ours = {"sentences_per_s": 600.0, "bleu": 33.0}
-    (tmp_path / "ours_decode.json").write_text(
-        json.dumps({"greedy": ours, "beam 5, alpha 1.0": {**ours, "bleu": 35.0}})
-    )
+    for rep, rate in ((1, 600.0), (2, 500.0)):  # here the first one
+        ours = {"sentences_per_s": rate, "bleu": 33.0}
+        runs = {"greedy": ours, "beam 5, alpha 1.0": {**ours, "bleu": 35.0}}
+        (tmp_path / f"ours_decode.r{rep}.json").write_text(json.dumps(runs))
     report = script("bench_report.py", str(tmp_path), "2280", "--decode-only")
-    assert report["greedy"]["joeynmt"]["sentences_per_s"] == 200.0  # 1000 / 5 s
-    assert report["greedy"]["joeynmt"]["bleu"] == 33.85  # the test set's, not dev's
-    assert report["greedy"]["ratio"] == 3.0
+    greedy = report["greedy"]
+    assert greedy["joeynmt"]["sentences_per_s"] == 200.0  # 1000 sentences / 5 s
+    assert greedy["joeynmt"]["each"] == [100.0, 200.0]
+    assert greedy["joeynmt"]["bleu"] == 33.85  # the test set's, not the dev set's
+    assert greedy["seq2seq"]["each"] == [600.0, 500.0]
+    assert greedy["ratio"] == 3.0
     assert report["beam 5"]["ratio"] == 12.0
     assert report["beam 5"]["joeynmt"]["mean_hyp_words"] == 3
 
 
 def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
-    def bench(*args: str) -> subprocess.CompletedProcess:
+    def bench(*args: str, repeats: str = "1") -> subprocess.CompletedProcess:
+        env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "bench")}
         return subprocess.run(
             ["bash", str(REPO / "scripts/bench_joeynmt.sh"), *args],
             capture_output=True,
             text=True,
-            env={"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "bench")},
+            env=env | {"REPEATS": repeats},
             timeout=60,
         )
 
     odd = bench("30")
     assert odd.returncode == 2 and "multiple of 20" in odd.stderr
+    none = bench("320", repeats="0")
+    assert none.returncode == 2 and "REPEATS=0" in none.stderr
     unknown = bench("320", "--fast")
     assert unknown.returncode == 2 and "unknown option '--fast'" in unknown.stderr
     nothing = bench("320", "--decode-only")
