@@ -97,7 +97,7 @@ EOF
 fi
 
 CFG=$WORK/joey.yaml
-if [[ -z $DECODE_ONLY ]]; then  # (training: skipped by --decode-only)
+if [[ -z $DECODE_ONLY ]]; then  # training, both toolkits (not with --decode-only)
 # --- the machine's fp32 matmul peak now, before JoeyNMT runs (ours is measured
 # again inside bench_train.py): a shared machine can drift within one run -----
 "$PY" - "$REPO/scripts" "$THREADS" > "$WORK/peak_before.txt" <<'EOF'
@@ -117,10 +117,8 @@ sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEP
 log "JoeyNMT: training $STEPS updates"
 /usr/bin/time -v "$JPY" -m joeynmt train "$CFG" --skip-test \
   > "$WORK/joey_train.log" 2> "$WORK/joey_train.err"
-fi
 
 # --- ours: the same steps on the same spec ------------------------------------
-if [[ -z $DECODE_ONLY ]]; then  # (training: skipped by --decode-only)
 log "seq2seq: training $STEPS updates"
 SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en \
   --out "$WORK/ours_data" >&2
