@@ -120,7 +120,9 @@ class Decoder(nn.Module):
         return self.output(self.dropout(attentional))  # (..., V)
 
     def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
-        """Teacher forcing over (B, T) inputs: logits (B, T, V), weights (B, T, S)."""
+        """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
+        and the weights (B, T, S). ``logits`` (or the loss, seq2seq.loss) takes
+        h~ on to the vocabulary."""
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs, weights = [], []
@@ -130,7 +132,5 @@ class Decoder(nn.Module):
             attentional, state, w = self.advance(x, state, memory)
             outputs.append(attentional)
             weights.append(w)
-        # One output projection for all steps: a single large matmul.
-        logits = self.logits(torch.stack(outputs, dim=1))  # (B, T, V)
         alignment = None if weights[0] is None else torch.stack(weights, dim=1)
-        return logits, alignment
+        return torch.stack(outputs, dim=1), alignment  # (B, T, H), (B, T, S)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from seq2seq import attention as att
 from seq2seq.config import ModelConfig
 from seq2seq.decoder import Decoder, Memory
 from seq2seq.encoder import Encoder
-from seq2seq.tokenizer import PAD
+from seq2seq.loss import cross_entropy, fused_cross_entropy
 
 
 class Seq2Seq(nn.Module):
@@ -26,8 +25,12 @@ class Seq2Seq(nn.Module):
     def forward(
         self, src: Tensor, src_len: Tensor, tgt_in: Tensor
     ) -> tuple[Tensor, Tensor | None]:
-        """Logits (B, T, V) under teacher forcing, and attention (B, T, S) or None."""
+        """The attentional vectors h~ (B, T, H) under teacher forcing (``logits``
+        takes them to the vocabulary), and attention (B, T, S) or None."""
         return self.decoder(tgt_in, self.encode(src, src_len))
+
+    def logits(self, attentional: Tensor) -> Tensor:
+        return self.decoder.logits(attentional)  # (..., V)
 
     @property
     def has_alignment(self) -> bool:
@@ -44,18 +47,16 @@ def loss_sum(
     tgt_in: Tensor,
     tgt_out: Tensor,
     smoothing: float = 0.0,
+    fused: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
-    the attention weights (B, T, S) or None."""
-    logits, weights = model(src, src_len, tgt_in)  # (B, T, V)
-    loss = F.cross_entropy(
-        logits.float().flatten(0, 1),  # fp32 softmax even under bf16 autocast
-        tgt_out.flatten(),
-        ignore_index=PAD,
-        label_smoothing=smoothing,
-        reduction="sum",
-    )
-    return loss, weights
+    the attention weights (B, T, S) or None. ``model`` may be wrapped in
+    DistributedDataParallel; ``fused`` picks seq2seq.loss's chunked loss."""
+    attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
+    decoder = getattr(model, "module", model).decoder  # DDP keeps it in .module
+    h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)
+    loss = fused_cross_entropy if fused else cross_entropy
+    return loss(h, decoder.output, tgt_out.flatten(), smoothing), weights
 
 
 def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Attention:

@@ -17,8 +17,9 @@ from seq2seq.tokenizer import EOS
 def test_forward_backward_shapes(mode: str, rnn: str, toy_batch) -> None:
     src, src_len, tgt_in, tgt_out = toy_batch
     model = tiny_model(mode, rnn, layers=2)
-    logits, weights = model(src, src_len, tgt_in)
-    assert logits.shape == (2, 4, 29)
+    attentional, weights = model(src, src_len, tgt_in)
+    assert attentional.shape == (2, 4, 16)
+    assert model.logits(attentional).shape == (2, 4, 29)
     if mode in ("none", "context"):
         assert weights is None and not model.has_alignment
     else:
@@ -68,8 +69,8 @@ def test_greedy_matches_teacher_forcing_on_its_own_output(mode: str, toy_batch) 
     for b, hyp in enumerate(hyps):
         n = src_len[b : b + 1]
         tgt_in = torch.tensor([[2] + hyp.tokens])
-        logits, weights = model(src[b : b + 1, : int(n)], n, tgt_in)
-        predicted = logits.argmax(-1)[0].tolist()
+        attentional, weights = model(src[b : b + 1, : int(n)], n, tgt_in)
+        predicted = model.logits(attentional).argmax(-1)[0].tolist()
         assert predicted[: len(hyp.tokens)] == hyp.tokens
         if weights is not None:
             rows = hyp.weights.shape[0]

@@ -79,8 +79,9 @@ def test_scores_are_length_normalised_log_probabilities(alpha: float) -> None:
             ended = len(hyp.tokens) < int(n * 2.0) + 10  # else cut at the limit
             tgt_in = torch.tensor([[BOS, *hyp.tokens]])
             tgt_out = hyp.tokens + [EOS] if ended else hyp.tokens
-            logits, weights = model(src[b : b + 1, :n], src_len[b : b + 1], tgt_in)
-            logp = torch.log_softmax(logits[0, : len(tgt_out)], dim=-1)
+            attentional, weights = model(src[b : b + 1, :n], src_len[b : b + 1], tgt_in)
+            logits = model.logits(attentional[0, : len(tgt_out)])
+            logp = torch.log_softmax(logits, dim=-1)
             total = logp[range(len(tgt_out)), tgt_out].sum().item()
             assert hyp.score == pytest.approx(total / len(tgt_out) ** alpha, abs=1e-4)
             torch.testing.assert_close(hyp.weights, weights[0, : len(tgt_out)])

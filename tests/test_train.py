@@ -213,8 +213,12 @@ def test_same_seed_same_weights(tmp_path: Path) -> None:
     assert scores[0] == scores[1] and len(scores[0]) == 2  # validation, bit for bit
 
 
-def test_fused_adam_takes_the_same_steps_up_to_rounding(tmp_path: Path) -> None:
-    """train.fused_adam changes how Adam is computed, not what it computes."""
+@pytest.mark.parametrize("flag", ["train.fused_adam", "train.fused_loss"])
+def test_fused_kernels_take_the_same_steps_up_to_rounding(
+    tmp_path: Path, flag: str
+) -> None:
+    """train.fused_adam and train.fused_loss change how Adam and the loss are
+    computed, not what they compute."""
     corpus = tmp_path / "corpus"
     write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
     weights = []
@@ -223,7 +227,8 @@ def test_fused_adam_takes_the_same_steps_up_to_rounding(tmp_path: Path) -> None:
             REPO / "configs/synth_ende/additive.yaml",
             [
                 *tiny_overrides(corpus, tmp_path / "runs", f"fused_{fused}"),
-                f"train.fused_adam={fused}",
+                "train.label_smoothing=0.1",
+                f"{flag}={fused}",
             ],
         )
         run = train(cfg, "cpu")
