@@ -12,6 +12,14 @@ achieved GFLOP/s, this machine's fp32 matmul peak (a 2048x2048 matmul, best of
 several, measured in the same run) and the fraction of it reached.
 Target tokens = target subwords + one end-of-sentence per sentence, the count
 JoeyNMT's "Tokens per Sec" uses. First: ``seq2seq prepare multi30k``.
+
+    python scripts/bench_train.py --pair train.fused_loss [--steps 100]
+
+compares a boolean setting instead: two loops, the setting off and on, train
+the same batches, alternating step by step (and which of them goes first), so
+that the machine's drift, tens of percent within minutes here, hits both
+alike. It prints each one's target tokens/s, the speedup (off time / on time)
+and the median of the per-step ratios.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks
+from seq2seq.errors import UserError
 from seq2seq.model import build_model
 from seq2seq.train import Loop, seed_everything
 from seq2seq.workspace import load_workspace
@@ -65,11 +74,18 @@ def peak_rss_gib() -> float:
     return kib / 2**20
 
 
+def _addmm_flops(bias, a, b, out_shape=None, **kwargs) -> int:  # noqa: ANN001
+    return 2 * a[0] * a[1] * b[1]  # shapes: a (m, k), b (k, n)
+
+
 def flops_per_token(loop: Loop, batches: list[list[int]]) -> float:
     """Matmul FLOPs of forward + backward per target token, over ``batches``."""
     flops, tokens = 0, 0
+    # The fused loss accumulates W_s's gradient in place (addmm_), which the
+    # counter does not know: count it as the addmm it is, 2 m k n.
+    in_place = {torch.ops.aten.addmm_: _addmm_flops}
     for index in batches:
-        counter = FlopCounterMode(display=False)
+        counter = FlopCounterMode(display=False, custom_mapping=in_place)
         with counter:
             _, _, n = loop.train_step(index)
         flops, tokens = flops + counter.get_total_flops(), tokens + n
@@ -87,6 +103,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--out", type=Path, help="keep the trained model here (for bench_decode.py)"
     )
+    p.add_argument("--pair", metavar="KEY", help="time KEY=false against KEY=true")
     return p.parse_args()
 
 
@@ -111,10 +128,7 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
     sees exactly warmup + steps batches."""
     if warmup < 1:
         sys.exit("error: --warmup must be >= 1")
-    batches: list[list[int]] = []
-    while len(batches) < warmup + steps:  # epoch after epoch, as training does
-        loop.epoch += 1
-        batches += loop.epoch_batches()
+    batches = epochs_of_batches(loop, warmup + steps)
     counted = min(5, warmup)
     per_token = flops_per_token(loop, batches[:counted])
     for index in batches[counted:warmup]:
@@ -136,6 +150,57 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
         "mflop_per_target_token": round(per_token / 1e6, 2),
         "achieved_gflop_s": round(per_token * tokens / seconds / 1e9, 1),
     }
+
+
+def epochs_of_batches(loop: Loop, n: int) -> list[list[int]]:
+    """The first ``n`` batches, epoch after epoch, as training sees them."""
+    batches: list[list[int]] = []
+    while len(batches) < n:
+        loop.epoch += 1
+        batches += loop.epoch_batches()
+    return batches[:n]
+
+
+def measure_pair(loops: dict[bool, Loop], warmup: int, steps: int) -> dict:
+    """Train both loops on the same batches, alternating; time the last ``steps``."""
+    seconds, ratios, tokens = {False: 0.0, True: 0.0}, [], 0
+    for k, index in enumerate(epochs_of_batches(loops[False], warmup + steps)):
+        took = {}
+        for on in (k % 2 == 1, k % 2 == 0):  # who goes first alternates
+            start = time.perf_counter()
+            _, _, n = loops[on].train_step(index)
+            sync(loops[on].device)
+            took[on] = time.perf_counter() - start
+        if k >= warmup:
+            tokens += n
+            ratios.append(took[False] / took[True])
+            seconds = {on: seconds[on] + took[on] for on in seconds}
+    return {
+        "off_target_tokens_per_s": round(tokens / seconds[False], 1),
+        "on_target_tokens_per_s": round(tokens / seconds[True], 1),
+        "speedup": round(seconds[False] / seconds[True], 3),
+        "median_step_ratio": round(statistics.median(ratios), 3),
+    }
+
+
+def pair(args: argparse.Namespace, device: torch.device) -> dict:
+    """``--pair KEY``: KEY=false against KEY=true, steps interleaved."""
+    try:
+        cfgs = {
+            on: load_config(args.config, [*args.overrides, f"{args.pair}={on}"])
+            for on in (False, True)
+        }
+    except UserError as e:
+        sys.exit(f"error: --pair {args.pair}: {e}")
+    if cfgs[False] == cfgs[True]:
+        sys.exit(f"error: --pair {args.pair}: not a true/false setting")
+    with tempfile.TemporaryDirectory() as scratch:
+        loops = {
+            on: make_loop(cfgs[on], device, Path(scratch) / str(on), keep=False)
+            for on in cfgs
+        }
+        report = {"config": args.config, "pair": args.pair, "steps": args.steps}
+        return report | measure_pair(loops, args.warmup, args.steps)
 
 
 def machine(device: torch.device, precision: str, achieved: float) -> dict:
@@ -160,6 +225,9 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
     device = pick_device(args.device)
+    if args.pair:
+        print(json.dumps(pair(args, device), indent=2))
+        return
     cfg = load_config(args.config, args.overrides)
     with tempfile.TemporaryDirectory() as scratch:
         loop = make_loop(cfg, device, args.out or Path(scratch), args.out is not None)

@@ -63,6 +63,36 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     assert len(table) == 2 and plot.read_bytes().startswith(b"\x89PNG")  # 2 tables
 
 
+def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20}
+    )
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "pair")
+    sets = [arg for item in items for arg in ("--set", item)]
+    config = str(REPO / "configs/synth_ende/additive.yaml")
+    args = ["--config", config, "--steps", "4", "--warmup", "2", "--threads", "1"]
+    report = script("bench_train.py", *args, "--pair", "train.fused_loss", *sets)
+    assert report["pair"] == "train.fused_loss" and report["steps"] == 4
+    assert report["off_target_tokens_per_s"] > 0 < report["on_target_tokens_per_s"]
+    assert report["speedup"] > 0 and report["median_step_ratio"] > 0
+    # The fused loss does the same matmuls, one of them in place: same count.
+    mflop = [
+        script("bench_train.py", *args, "--set", f"train.fused_loss={on}", *sets)[
+            "mflop_per_target_token"
+        ]
+        for on in (False, True)
+    ]
+    assert mflop[0] == mflop[1]
+    for key in ("train.lr", "train.nonsense"):  # not a true/false setting
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "scripts/bench_train.py"), *args,
+             "--pair", key, *sets],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode != 0
+        assert proc.stderr.strip().splitlines()[-1].startswith(f"error: --pair {key}")
+
+
 def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
     write_corpus(
         tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 30}
