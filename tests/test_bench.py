@@ -24,12 +24,17 @@ def script(name: str, *args: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
+def tiny_sets(tmp_path: Path, name: str) -> list[str]:
+    """A tiny corpus in tmp_path and the ``--set`` arguments of a tiny run on it."""
     write_corpus(
         tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 30}
     )
-    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "bench")
-    sets = [arg for item in items for arg in ("--set", item)]
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", name)
+    return [arg for item in items for arg in ("--set", item)]
+
+
+def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
+    sets = tiny_sets(tmp_path, "bench")
     config = str(REPO / "configs/synth_ende/additive.yaml")
     run = tmp_path / "bench_run"
     train = script(
@@ -64,11 +69,7 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
 
 
 def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
-    write_corpus(
-        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20}
-    )
-    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "pair")
-    sets = [arg for item in items for arg in ("--set", item)]
+    sets = tiny_sets(tmp_path, "pair")
     config = str(REPO / "configs/synth_ende/additive.yaml")
     args = ["--config", config, "--steps", "4", "--warmup", "2", "--threads", "1"]
     report = script("bench_train.py", *args, "--pair", "train.fused_loss", *sets)
@@ -94,11 +95,7 @@ def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
 
 
 def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
-    write_corpus(
-        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 30}
-    )
-    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "ttb")
-    sets = [arg for item in items for arg in ("--set", item)]
+    sets = tiny_sets(tmp_path, "ttb")
     proc = subprocess.run(
         [
             sys.executable, str(REPO / "scripts/time_to_bleu.py"),
