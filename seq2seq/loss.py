@@ -72,9 +72,11 @@ class _FusedCrossEntropy(torch.autograd.Function):
         vocab = w.size(0)
         rows = max(1, CHUNK_LOGITS // vocab)
         loss = torch.zeros((), dtype=torch.float32, device=h.device)
-        grad_h = torch.empty_like(h) if want_grad else None  # (N, H)
-        grad_w = torch.zeros_like(weight, dtype=torch.float32)  # (V, H)
-        grad_b = torch.zeros_like(bias, dtype=torch.float32)  # (V,)
+        grad_h = grad_w = grad_b = None
+        if want_grad:
+            grad_h = torch.empty_like(h)  # (N, H)
+            grad_w = torch.zeros_like(weight, dtype=torch.float32)  # (V, H)
+            grad_b = torch.zeros_like(bias, dtype=torch.float32)  # (V,)
         with torch.autocast(device, enabled=False):
             for start in range(0, h.size(0), rows):
                 hc = h[start : start + rows].to(dtype)  # (c, H)
