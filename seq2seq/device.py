@@ -1,7 +1,9 @@
-"""Device choice and mixed precision."""
+"""Device choice, the CPU allocator, and mixed precision."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 from contextlib import nullcontext
 
 import torch
@@ -10,14 +12,45 @@ from seq2seq.errors import UserError
 
 
 def pick_device(name: str) -> torch.device:
-    """``auto`` takes CUDA when present, else the CPU."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """``auto`` takes CUDA when present, else the CPU. Every command that
+    computes picks its device here, so this is also where the CPU allocator is
+    set up (:func:`keep_freed_memory`)."""
+    if name not in ("auto", "cpu", "cuda"):
+        raise UserError(f"--device {name}: choose auto, cpu or cuda")
     if name == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device is available; use --device cpu")
-    if name not in ("cpu", "cuda"):
-        raise UserError(f"--device {name}: choose auto, cpu or cuda")
+    keep_freed_memory()
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+
+
+def keep_freed_memory(
+    mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20
+) -> bool:
+    """Let glibc reuse freed memory for the large tensors that every step makes
+    afresh; returns whether it applied (False on other C libraries).
+
+    By default glibc gives each block over a (self-adjusting) threshold its own
+    fresh pages, and the kernel zero-fills every 4 KiB page on first touch. A
+    step makes several such tensors, the largest being beam search's (B*k, V)
+    logits: 10 MB, 2,500 page faults, each time. Serving blocks up to
+    ``mmap_threshold`` from the heap, and keeping up to ``trim_threshold`` of
+    freed memory there, makes beam search about 10 % faster on the benchmark
+    spec (README, "Speed"), with the same peak memory. Process-wide, so it is
+    set once, before the work starts; calling it again changes nothing."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, TypeError):  # no libc, or not glibc
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(
+        mallopt(M_TRIM_THRESHOLD, trim_threshold)
+    )
 
 
 def autocast(
