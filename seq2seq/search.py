@@ -266,18 +266,21 @@ class _Search:
         if w is not None:
             w = w.float().unsqueeze(1)  # (A*rows, 1, S)
             history = w if history is None else torch.cat([history, w], dim=1)
-        for a, j in (word[:, :k] == EOS).nonzero().tolist():  # EOS among the top k
-            if top[a, j] > float("-inf"):
-                row, b = int(parent[a, j]), live[a]
-                hyp = _finish(
-                    beams.tokens[row],
-                    history,
-                    row,
-                    self.src_len[b],
-                    top[a, j],
-                    self.alpha,
-                )
-                self.finished[b].append(hyp)
+        ended = (word[:, :k] == EOS).nonzero().tolist()  # EOS among the top k
+        if ended:  # Python numbers: no tensor op per hypothesis
+            tops, parents = top.tolist(), parent.tolist()
+            for a, j in ended:
+                if tops[a][j] > float("-inf"):
+                    row, b = parents[a][j], live[a]
+                    hyp = _finish(
+                        beams.tokens[row],
+                        history,
+                        row,
+                        self.src_len[b],
+                        tops[a][j],
+                        self.alpha,
+                    )
+                    self.finished[b].append(hyp)
         # The k best candidates that do not end with EOS continue.
         rank = torch.arange(2 * k, device=top.device).expand(len(live), -1)
         keep = torch.argsort(rank + (word == EOS) * 2 * k, dim=1)[:, :k]  # (A, k)
@@ -306,7 +309,7 @@ class _Search:
                     self.alpha,
                     False,
                 )
-                for r, score in zip(rows, beams.scores[a], strict=True)
+                for r, score in zip(rows, beams.scores[a].tolist(), strict=True)
                 if score > float("-inf")
             ]
         return len(self.finished[b]) >= self.k or t + 1 >= self.limit[b]
@@ -317,14 +320,14 @@ def _finish(
     history: Tensor | None,
     row: int,
     n_src: int,
-    logp: Tensor,
+    logp: float,
     alpha: float,
     eos: bool = True,
 ) -> Hypothesis:
     """A finished hypothesis: its tokens, weights (tokens and EOS) and score."""
     n = len(tokens) + 1 if eos else len(tokens)  # rows of weights, |y|
     weights = None if history is None else history[row, :n, :n_src].cpu()
-    return Hypothesis(tokens.tolist(), weights, float(logp) / n**alpha)
+    return Hypothesis(tokens.tolist(), weights, logp / n**alpha)
 
 
 def decode_corpus(
