@@ -4,8 +4,9 @@
 #   bash scripts/bench_joeynmt.sh [STEPS]          # default 320 updates each
 #   bash scripts/bench_joeynmt.sh STEPS --decode-only  # decode again only
 #   REPEATS=3 bash scripts/bench_joeynmt.sh ...        # each decode 3 times
+#   SEED=1 bash scripts/bench_joeynmt.sh ...           # both toolkits' seed (42)
 #
-# Installs JoeyNMT into its own venv ($BENCH_DIR/venv), prepares Multi30k de-en
+# Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv), prepares Multi30k de-en
 # from the mirror ($SEQ2SEQ_DATA_MIRROR, default ../shared/data/multi30k) with a
 # joint sentencepiece unigram 8000 model, trains JoeyNMT with
 # ../shared/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
@@ -29,14 +30,20 @@ MIRROR=${SEQ2SEQ_DATA_MIRROR:-$REPO/../shared/data/multi30k}
 SPEC=$REPO/../shared/bench/joeynmt/rnn_m30k_deen.yaml
 THREADS=${THREADS:-2}
 REPEATS=${REPEATS:-1}
+SEED=${SEED:-42}
 PY=$REPO/.venv/bin/python
-JPY=$WORK/venv/bin/python
+VENV=${JOEY_VENV:-$WORK/venv}
+JPY=$VENV/bin/python
 export OMP_NUM_THREADS=$THREADS
 mkdir -p "$WORK"
 log() { echo "[bench] $*" >&2; }
 
 if ! [[ $REPEATS =~ ^[1-9][0-9]*$ ]]; then
   echo "error: REPEATS=$REPEATS: must be a whole number >= 1" >&2
+  exit 2
+fi
+if ! [[ $SEED =~ ^[0-9]+$ ]]; then
+  echo "error: SEED=$SEED: must be a whole number >= 0" >&2
   exit 2
 fi
 if (( STEPS % 20 != 0 )); then
@@ -63,12 +70,12 @@ case $DECODE_ONLY in
 esac
 
 # --- JoeyNMT in its own venv (pins from ../shared/bench/joeynmt/README.md) ----
-if [[ ! -f $WORK/venv/.installed ]]; then
-  log "installing JoeyNMT 2.3.0 into $WORK/venv"
-  python3 -m venv "$WORK/venv"
+if [[ ! -f $VENV/.installed ]]; then
+  log "installing JoeyNMT 2.3.0 into $VENV"
+  python3 -m venv "$VENV"
   "$JPY" -m pip install --quiet torch==2.13.0 joeynmt==2.3.0 importlib_metadata \
     sentencepiece==0.2.0
-  touch "$WORK/venv/.installed"
+  touch "$VENV/.installed"
 fi
 
 # --- data: plain text and a joint sentencepiece model ------------------------
@@ -113,7 +120,7 @@ EOF
 # No validation inside (validation_freq stays above STEPS); JoeyNMT saves the
 # final weights as latest.ckpt when training ends.
 sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEPS#" \
-  "$SPEC" > "$CFG"
+  -e "s#^random_seed: 42\$#random_seed: $SEED#" "$SPEC" > "$CFG"
 log "JoeyNMT: training $STEPS updates"
 /usr/bin/time -v "$JPY" -m joeynmt train "$CFG" --skip-test \
   > "$WORK/joey_train.log" 2> "$WORK/joey_train.err"
@@ -123,7 +130,7 @@ log "seq2seq: training $STEPS updates"
 SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en \
   --out "$WORK/ours_data" >&2
 /usr/bin/time -v "$PY" "$REPO/scripts/bench_train.py" --threads "$THREADS" \
-  --steps $((STEPS - 20)) --warmup 20 --out "$WORK/ours_run" \
+  --steps $((STEPS - 20)) --warmup 20 --out "$WORK/ours_run" --set "train.seed=$SEED" \
   --set "data.train.src=$WORK/ours_data/train.de.gz" \
   --set "data.train.tgt=$WORK/ours_data/train.en.gz" \
   --set "data.val.src=$WORK/ours_data/val.de.gz" \
