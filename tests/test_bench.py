@@ -150,13 +150,15 @@ def test_decode_only_report_keeps_each_toolkits_fastest_repetition(
 
 
 def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
-    def bench(*args: str, repeats: str = "1") -> subprocess.CompletedProcess:
+    def bench(
+        *args: str, repeats: str = "1", seed: str = "42"
+    ) -> subprocess.CompletedProcess:
         env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "bench")}
         return subprocess.run(
             ["bash", str(REPO / "scripts/bench_joeynmt.sh"), *args],
             capture_output=True,
             text=True,
-            env=env | {"REPEATS": repeats},
+            env=env | {"REPEATS": repeats, "SEED": seed},
             timeout=60,
         )
 
@@ -164,8 +166,65 @@ def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
     assert odd.returncode == 2 and "multiple of 20" in odd.stderr
     none = bench("320", repeats="0")
     assert none.returncode == 2 and "REPEATS=0" in none.stderr
+    seedless = bench("320", seed="-1")
+    assert seedless.returncode == 2 and "SEED=-1" in seedless.stderr
     unknown = bench("320", "--fast")
     assert unknown.returncode == 2 and "unknown option '--fast'" in unknown.stderr
     nothing = bench("320", "--decode-only")
     assert nothing.returncode == 2 and "needs a full run" in nothing.stderr
     assert not (tmp_path / "bench" / "venv").exists()  # stopped before installing
+
+
+def bench_report(ours: tuple[float, float], joey: tuple[float, float]) -> dict:
+    """The BLEU part of what bench_report.py prints for one full run."""
+
+    def side(bleu: tuple[float, float]) -> dict:
+        return {"greedy": {"bleu": bleu[0]}, "beam 5": {"bleu": bleu[1]}}
+
+    ratios = {"training target tokens/s": 2.6}
+    return {"steps": 2280, "joeynmt": side(joey), "seq2seq": side(ours)} | {
+        "ratios": ratios
+    }
+
+
+def test_seed_summary_gives_mean_spread_and_differences(tmp_path: Path) -> None:
+    runs = {42: ((33.5, 35.0), (33.6, 35.0)), 1: ((34.5, 36.0), (33.6, 34.0))}
+    for seed, (ours, joey) in runs.items():
+        (tmp_path / f"seed{seed}").mkdir()
+        report = json.dumps(bench_report(ours, joey))
+        (tmp_path / f"seed{seed}" / "report.json").write_text(report)
+    out = script("bench_seeds.py", str(tmp_path / "seed42"), str(tmp_path / "seed1"))
+    assert list(out["seeds"]) == ["1", "42"]  # by seed
+    assert out["seeds"]["42"]["seq2seq"] == {"greedy": 33.5, "beam 5": 35.0}
+    assert out["seq2seq"]["greedy"] == {"mean": 34.0, "sd": 0.71}
+    assert out["joeynmt"]["beam 5"] == {"mean": 34.5, "sd": 0.71}
+    diff = out["seq2seq minus joeynmt"]
+    assert diff["greedy"] == {"of the means": 0.4, "each seed": [0.9, -0.1]}
+    assert diff["beam 5"]["each seed"] == [2.0, 0.0]
+
+
+def test_seed_summary_and_runner_refuse_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "run1").mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts/bench_seeds.py"), str(tmp_path / "run1")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0 and "seed<N>" in proc.stderr
+    (tmp_path / "seed3").mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts/bench_seeds.py"), str(tmp_path / "seed3")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0 and "seed3/report.json" in proc.stderr
+    env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "seeds")}
+    for args, message in (([], "usage"), (["2280", "x"], "seed 'x'")):
+        run = subprocess.run(
+            ["bash", str(REPO / "scripts/bench_seeds.sh"), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert run.returncode == 2 and message in run.stderr
+    assert not (tmp_path / "seeds").exists()  # stopped before running anything
