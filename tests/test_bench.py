@@ -204,27 +204,17 @@ def test_seed_summary_gives_mean_spread_and_differences(tmp_path: Path) -> None:
 
 
 def test_seed_summary_and_runner_refuse_bad_input(tmp_path: Path) -> None:
-    (tmp_path / "run1").mkdir()
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts/bench_seeds.py"), str(tmp_path / "run1")],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode != 0 and "seed<N>" in proc.stderr
-    (tmp_path / "seed3").mkdir()
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts/bench_seeds.py"), str(tmp_path / "seed3")],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode != 0 and "seed3/report.json" in proc.stderr
-    env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "seeds")}
+    def run(*command: str) -> subprocess.CompletedProcess:
+        env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "seeds")}
+        return subprocess.run(command, capture_output=True, text=True, env=env)
+
+    summary = [sys.executable, str(REPO / "scripts/bench_seeds.py")]
+    for folder, message in (("run1", "seed<N>"), ("seed3", "seed3/report.json")):
+        (tmp_path / folder).mkdir()
+        proc = run(*summary, str(tmp_path / folder))
+        assert proc.returncode != 0 and message in proc.stderr
+    runner = ["bash", str(REPO / "scripts/bench_seeds.sh")]
     for args, message in (([], "usage"), (["2280", "x"], "seed 'x'")):
-        run = subprocess.run(
-            ["bash", str(REPO / "scripts/bench_seeds.sh"), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        assert run.returncode == 2 and message in run.stderr
+        proc = run(*runner, *args)
+        assert proc.returncode == 2 and message in proc.stderr
     assert not (tmp_path / "seeds").exists()  # stopped before running anything
