@@ -1,4 +1,5 @@
-"""The ``seq2seq`` command: prepare, train, evaluate."""
+"""The ``seq2seq`` command: prepare, train, evaluate, compare, translate,
+experiment."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
 
 SPLITS = ["val", "test", "val_joined", "test_joined"]
 SPLIT_HELP = "<split>_joined joins k = 1..4 consecutive pairs into one (long text)"
+
+
+DEVICES = ["auto", "cpu", "cuda"]
 
 
 def add_decoding(p: argparse.ArgumentParser) -> None:
@@ -38,7 +42,19 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seq2seq", description=__doc__)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
+    for add in (
+        add_prepare,
+        add_train,
+        add_evaluate,
+        add_compare,
+        add_translate,
+        add_experiment,
+    ):
+        add(sub)
+    return p
 
+
+def add_prepare(sub: argparse._SubParsersAction) -> None:
     prep = sub.add_parser("prepare", help="make a corpus ready under data/")
     corpus = prep.add_subparsers(dest="corpus", required=True)
     m30k = corpus.add_parser("multi30k", help="Multi30k task 1 (download or mirror)")
@@ -51,10 +67,14 @@ def parser() -> argparse.ArgumentParser:
         "(default: $SEQ2SEQ_DATA_MIRROR, else download)",
     )
     m30k.add_argument("--out", type=Path, default=Path("data/multi30k"))
+    m30k.set_defaults(func=prepare_multi30k_command)
     synth = corpus.add_parser("synth_ende", help="the shipped English-German corpus")
     synth.add_argument("--seed", type=int, default=1)
     synth.add_argument("--out", type=Path, default=Path("data/synth_ende"))
+    synth.set_defaults(func=prepare_synth_command)
 
+
+def add_train(sub: argparse._SubParsersAction) -> None:
     tr = sub.add_parser("train", help="train a model from a YAML config")
     start = tr.add_mutually_exclusive_group(required=True)
     start.add_argument("--config", type=Path, help="a new run from this config")
@@ -72,32 +92,41 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override a config key, e.g. train.lr=3e-4",
     )
-    tr.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    tr.add_argument("--device", default="auto", choices=DEVICES)
     tr.add_argument(
         "--overwrite",
         action="store_true",
         help="replace an existing run directory of the same name",
     )
+    tr.set_defaults(func=train_command)
 
+
+def add_evaluate(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("evaluate", help="score a trained run on a split")
     ev.add_argument("run_dir", type=Path)
     ev.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
-    ev.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ev.add_argument("--device", default="auto", choices=DEVICES)
     ev.add_argument(
         "--ablate",
         choices=["uniform", "shuffle", "none"],
         help="decode with the attention weights replaced; report the BLEU drop",
     )
     add_decoding(ev)
+    ev.set_defaults(func=evaluate_command)
 
+
+def add_compare(sub: argparse._SubParsersAction) -> None:
     cmp = sub.add_parser("compare", help="one table and one plot across runs")
     cmp.add_argument("run_dirs", type=Path, nargs="+")
     cmp.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     cmp.add_argument("--out", type=Path, default=Path("compare"))
-    cmp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    cmp.add_argument("--device", default="auto", choices=DEVICES)
     add_decoding(cmp)
+    cmp.set_defaults(func=compare_command)
 
+
+def add_translate(sub: argparse._SubParsersAction) -> None:
     tr = sub.add_parser("translate", help="translate text with a trained run")
     tr.add_argument("run_dir", type=Path)
     tr.add_argument("--input", "-i", type=Path, help="default: standard input")
@@ -112,9 +141,12 @@ def parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("--plot", type=Path, metavar="DIR", help="a heatmap per line")
     tr.add_argument("--json", action="store_true", help="one JSON object per line")
-    tr.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    tr.add_argument("--device", default="auto", choices=DEVICES)
     add_decoding(tr)
+    tr.set_defaults(func=translate_command)
 
+
+def add_experiment(sub: argparse._SubParsersAction) -> None:
     exp = sub.add_parser(
         "experiment", help="train a list of configs alike, then compare"
     )
@@ -122,75 +154,85 @@ def parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--jobs", type=int, help="trainings at a time (default: the file's jobs)"
     )
-    return p
+    exp.set_defaults(func=experiment_command)
 
 
-def run(args: argparse.Namespace) -> None:
-    if args.command == "prepare" and args.corpus == "multi30k":
-        from seq2seq.download import prepare_multi30k
+# The commands. Each imports what it needs when it runs: `seq2seq --help`
+# stays fast.
 
-        prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
-    elif args.command == "prepare":
-        from seq2seq.synth import write_corpus
 
-        manifest = write_corpus(args.out, seed=args.seed)
-        counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
-        print(f"wrote {args.out} (seed {args.seed}): {counts} pairs")
-    elif args.command == "train":
-        from seq2seq.config import load_config
-        from seq2seq.train import resume, train
+def prepare_multi30k_command(args: argparse.Namespace) -> None:
+    from seq2seq.download import prepare_multi30k
 
-        if args.resume is not None:
-            if args.overwrite:
-                raise UserError("--resume continues a run; --overwrite would erase it")
-            run_dir = resume(args.resume, args.overrides, args.device)
-        else:
-            cfg = load_config(args.config, args.overrides)
-            run_dir = train(cfg, args.device, args.overwrite)
-        if int(os.environ.get("RANK", "0")) == 0:
-            print(f"done: {run_dir} (tensorboard --logdir {run_dir.parent})")
-    elif args.command == "evaluate":
-        from seq2seq.evaluate import evaluate, format_result
+    prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
 
-        print(
-            format_result(
-                evaluate(
-                    args.run_dir,
-                    args.split,
-                    args.checkpoint,
-                    args.device,
-                    decoding(args),
-                    args.ablate,
-                )
-            )
-        )
-    elif args.command == "translate":
-        from seq2seq.translate import main as translate_main
 
-        translate_main(args, decoding(args))
-    elif args.command == "experiment":
-        from seq2seq.experiment import experiment
+def prepare_synth_command(args: argparse.Namespace) -> None:
+    from seq2seq.synth import write_corpus
 
-        experiment(args.file, args.jobs)
-    elif args.command == "compare":
-        from seq2seq.compare import compare, markdown
+    manifest = write_corpus(args.out, seed=args.seed)
+    counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
+    print(f"wrote {args.out} (seed {args.seed}): {counts} pairs")
 
-        results = compare(
-            args.run_dirs, args.split, args.out, args.device, decoding(args)
-        )
-        print(markdown(results))
-        if (args.out / "significance.md").is_file():
-            print("\n" + (args.out / "significance.md").read_text(encoding="utf-8"))
-        print(
-            f"\nwrote {args.out}/: compare.md, compare.csv, compare.json, "
-            "bleu_by_length.png"
-        )
+
+def train_command(args: argparse.Namespace) -> None:
+    from seq2seq.config import load_config
+    from seq2seq.train import resume, train
+
+    if args.resume is not None:
+        if args.overwrite:
+            raise UserError("--resume continues a run; --overwrite would erase it")
+        run_dir = resume(args.resume, args.overrides, args.device)
+    else:
+        cfg = load_config(args.config, args.overrides)
+        run_dir = train(cfg, args.device, args.overwrite)
+    if int(os.environ.get("RANK", "0")) == 0:
+        print(f"done: {run_dir} (tensorboard --logdir {run_dir.parent})")
+
+
+def evaluate_command(args: argparse.Namespace) -> None:
+    from seq2seq.evaluate import evaluate, format_result
+
+    result = evaluate(
+        args.run_dir,
+        args.split,
+        args.checkpoint,
+        args.device,
+        decoding(args),
+        args.ablate,
+    )
+    print(format_result(result))
+
+
+def translate_command(args: argparse.Namespace) -> None:
+    from seq2seq.translate import main as translate_main
+
+    translate_main(args, decoding(args))
+
+
+def experiment_command(args: argparse.Namespace) -> None:
+    from seq2seq.experiment import experiment
+
+    experiment(args.file, args.jobs)
+
+
+def compare_command(args: argparse.Namespace) -> None:
+    from seq2seq.compare import compare, markdown
+
+    results = compare(args.run_dirs, args.split, args.out, args.device, decoding(args))
+    print(markdown(results))
+    if (args.out / "significance.md").is_file():
+        print("\n" + (args.out / "significance.md").read_text(encoding="utf-8"))
+    print(
+        f"\nwrote {args.out}/: compare.md, compare.csv, compare.json, "
+        "bleu_by_length.png"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        run(args)
+        args.func(args)
     except UserError as err:
         if args.debug:
             traceback.print_exc()

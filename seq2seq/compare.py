@@ -320,25 +320,11 @@ def plot(results: list[dict[str, Any]], path: Path, subtitle: str = "test") -> F
     return fig
 
 
-def compare(
-    run_dirs: Sequence[Path],
-    split: str = "test",
-    out: Path = Path("compare"),
-    device: str = "auto",
-    decoding: Decoding = GREEDY,
-) -> list[dict[str, Any]]:
-    if not run_dirs:
-        raise UserError("compare: name at least one run directory")
-    results = collect(run_dirs, split, device, decoding)
-    out.mkdir(parents=True, exist_ok=True)
-    table = markdown(results)
-    groups = seed_groups(results)
-    if groups:
-        table += "\n\nMean ± std over seeds:\n\n" + seeds_markdown(results, groups)
-    (out / "compare.md").write_text(table + "\n", encoding="utf-8")
-    with open(out / "compare.csv", "w", newline="", encoding="utf-8") as f:
+def write_csv(results: list[dict[str, Any]], path: Path) -> None:
+    """The table's columns, with raw numbers."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(rows(results)[0])  # same columns as the table, raw numbers
+        writer.writerow(rows(results)[0])  # the table's header
         for r in results:
             writer.writerow(
                 [
@@ -361,6 +347,25 @@ def compare(
                 + [" / ".join(f"{x:.3f}" for x in r.get("length_ratio", []))]
                 + [r["bleu_lc"]]
             )
+
+
+def compare(
+    run_dirs: Sequence[Path],
+    split: str = "test",
+    out: Path = Path("compare"),
+    device: str = "auto",
+    decoding: Decoding = GREEDY,
+) -> list[dict[str, Any]]:
+    if not run_dirs:
+        raise UserError("compare: name at least one run directory")
+    results = collect(run_dirs, split, device, decoding)
+    out.mkdir(parents=True, exist_ok=True)
+    table = markdown(results)
+    groups = seed_groups(results)
+    if groups:
+        table += "\n\nMean ± std over seeds:\n\n" + seeds_markdown(results, groups)
+    (out / "compare.md").write_text(table + "\n", encoding="utf-8")
+    write_csv(results, out / "compare.csv")
     signature = None
     if len(results) > 1:
         edges = [b["hi"] for b in results[0]["buckets"][:-1]]
