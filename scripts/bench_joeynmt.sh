@@ -6,9 +6,10 @@
 #   REPEATS=3 bash scripts/bench_joeynmt.sh ...        # each decode 3 times
 #   SEED=1 bash scripts/bench_joeynmt.sh ...           # both toolkits' seed (42)
 #
-# Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv), prepares Multi30k de-en
-# from the mirror ($SEQ2SEQ_DATA_MIRROR, default ../shared/data/multi30k) with a
-# joint sentencepiece unigram 8000 model, trains JoeyNMT with
+# Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv),
+# prepares Multi30k de-en from the mirror ($SEQ2SEQ_DATA_MIRROR, default
+# ../shared/data/multi30k) with a joint sentencepiece unigram 8000 model,
+# trains JoeyNMT with
 # ../shared/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
 # the same spec (scripts/bench_train.py, configs/multi30k/bench_additive.yaml),
 # decodes test_2016_flickr greedy and beam 5 with both (JoeyNMT's "test",

@@ -17,7 +17,9 @@ import statistics
 import sys
 from pathlib import Path
 
-SEARCHES = ("greedy", "beam 5")
+from bench_report import SEARCHES as SEARCH_ROWS  # scripts/ is on sys.path
+
+SEARCHES = tuple(name for name, _, _ in SEARCH_ROWS)  # "greedy", "beam 5"
 TOOLKITS = ("joeynmt", "seq2seq")
 
 
@@ -38,9 +40,10 @@ def per_seed(report: dict) -> dict:
     return out | {"ratios": report["ratios"]}
 
 
-def spread(values: list[float]) -> dict[str, float]:
-    sd = statistics.stdev(values) if len(values) > 1 else float("nan")
-    return {"mean": round(statistics.mean(values), 2), "sd": round(sd, 2)}
+def spread(values: list[float]) -> dict[str, float | None]:
+    """Mean and sample standard deviation (None for a single seed)."""
+    sd = round(statistics.stdev(values), 2) if len(values) > 1 else None
+    return {"mean": round(statistics.mean(values), 2), "sd": sd}
 
 
 def summary(reports: dict[int, dict]) -> dict:
