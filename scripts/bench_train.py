@@ -20,12 +20,20 @@ the same batches, alternating step by step (and which of them goes first), so
 that the machine's drift, tens of percent within minutes here, hits both
 alike. It prints each one's target tokens/s, the speedup (off time / on time)
 and the median of the per-step ratios.
+
+    torchrun --nproc_per_node 2 scripts/bench_train.py --threads 1
+
+times the same under DistributedDataParallel, each process training its share
+of every batch as ``seq2seq train`` does under torchrun: tokens/s and FLOPs
+are of the whole batches, peak RSS is the sum over the processes, and the
+matmul peak is measured with all their threads (processes x --threads).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -38,7 +46,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
-from seq2seq.distributed import Ranks
+from seq2seq.distributed import Ranks, close_ranks, init_ranks
 from seq2seq.errors import UserError
 from seq2seq.model import build_model
 from seq2seq.train import Loop, seed_everything
@@ -79,7 +87,8 @@ def _addmm_flops(bias, a, b, out_shape=None, **kwargs) -> int:  # noqa: ANN001
 
 
 def flops_per_token(loop: Loop, batches: list[list[int]]) -> float:
-    """Matmul FLOPs of forward + backward per target token, over ``batches``."""
+    """Matmul FLOPs of forward + backward per target token, over ``batches``
+    (under torchrun: every rank's share of them, summed)."""
     flops, tokens = 0, 0
     # The fused loss accumulates W_s's gradient in place (addmm_), which the
     # counter does not know: count it as the addmm it is, 2 m k n.
@@ -89,7 +98,7 @@ def flops_per_token(loop: Loop, batches: list[list[int]]) -> float:
         with counter:
             _, _, n = loop.train_step(index)
         flops, tokens = flops + counter.get_total_flops(), tokens + n
-    return flops / tokens
+    return sum(loop.ranks.gather(flops)) / tokens
 
 
 def parse_args() -> argparse.Namespace:
@@ -107,19 +116,27 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def make_loop(cfg: Config, device: torch.device, run_dir: Path, keep: bool) -> Loop:
-    """The training loop of ``cfg``; with ``keep``, ``run_dir`` is a
-    run directory that bench_decode.py and ``seq2seq evaluate`` can load."""
+def make_loop(cfg: Config, ranks: Ranks, run_dir: Path, keep: bool) -> Loop:
+    """The training loop of ``cfg`` on this rank; with ``keep``, ``run_dir`` is
+    a run directory that bench_decode.py and ``seq2seq evaluate`` can load.
+    Under torchrun, set up as ``seq2seq.train`` does it."""
     seed_everything(cfg.train.seed)
+    if not ranks.main:  # rank 0 builds (and caches) the vocabularies first
+        ranks.wait()
     ws = load_workspace(cfg)
+    if ranks.main:
+        ranks.wait()
     model = build_model(
         cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
-    ).to(device)
-    if keep:
+    ).to(ranks.device)
+    if ranks.world > 1:  # same initial weights everywhere, own dropout draws
+        torch.manual_seed(cfg.train.seed + ranks.rank)
+    if keep and ranks.main:
         run_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, run_dir / "config.yaml")
         ws.tokenizer_to(run_dir)
-    return Loop(cfg, ws, model, Ranks(device=device), run_dir)
+    ranks.wait()
+    return Loop(cfg, ws, model, ranks, run_dir)
 
 
 def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
@@ -134,6 +151,7 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
     for index in batches[counted:warmup]:
         loop.train_step(index)
     sync(loop.device)
+    loop.ranks.wait()
     tokens, sentences, times = 0, 0, []
     tick = time.perf_counter()
     for index in batches[warmup : warmup + steps]:
@@ -196,29 +214,59 @@ def pair(args: argparse.Namespace, device: torch.device) -> dict:
         sys.exit(f"error: --pair {args.pair}: not a true/false setting")
     with tempfile.TemporaryDirectory() as scratch:
         loops = {
-            on: make_loop(cfgs[on], device, Path(scratch) / str(on), keep=False)
+            on: make_loop(
+                cfgs[on], Ranks(device=device), Path(scratch) / str(on), False
+            )
             for on in cfgs
         }
         report = {"config": args.config, "pair": args.pair, "steps": args.steps}
         return report | measure_pair(loops, args.warmup, args.steps)
 
 
-def machine(device: torch.device, precision: str, achieved: float) -> dict:
-    """Peak RSS, matmul peaks, and the fraction of them reached."""
-    peak = matmul_peak(device)
+def machine(ranks: Ranks, precision: str, achieved: float) -> dict:
+    """Peak RSS (of every process, summed), the matmul peaks on all the threads
+    the run uses, and the fraction of them reached; rank 0 reports."""
+    rss = sum(ranks.gather(peak_rss_gib()))
+    if not ranks.main:
+        return {}
+    torch.set_num_threads(torch.get_num_threads() * ranks.world)
+    peak = matmul_peak(ranks.device)
     out = {
-        "peak_rss_gib": round(peak_rss_gib(), 3),
+        "peak_rss_gib": round(rss, 3),
         "matmul_peak_gflop_s": round(peak, 1),
         "fraction_of_peak": round(achieved / peak, 3),
     }
     if precision == "bf16":  # the peak bf16 matmuls could reach
-        bf16 = matmul_peak(device, torch.bfloat16)
+        bf16 = matmul_peak(ranks.device, torch.bfloat16)
         out["matmul_peak_bf16_gflop_s"] = round(bf16, 1)
         out["fraction_of_bf16_peak"] = round(achieved / bf16, 3)
-    if device.type == "cuda":
+    if ranks.device.type == "cuda":
         memory = torch.cuda.max_memory_allocated() / 2**30
         out["cuda_peak_memory_gib"] = round(memory, 3)
     return out
+
+
+def bench(args: argparse.Namespace, ranks: Ranks) -> dict:
+    """Train and time the config on this rank; the report (rank 0's counts)."""
+    cfg = load_config(args.config, args.overrides)
+    with tempfile.TemporaryDirectory() as scratch:
+        loop = make_loop(cfg, ranks, args.out or Path(scratch), args.out is not None)
+        speed = measure(loop, args.warmup, args.steps)
+        loop.save_last()
+        if loop.board is not None:  # rank 0's
+            loop.board.close()
+    report = {
+        "config": args.config,
+        "device": str(ranks.device),
+        "precision": cfg.train.precision,
+        "threads": torch.get_num_threads(),
+        "processes": ranks.world,
+        "steps": args.steps,
+        "params": loop.model.num_parameters(),
+    }
+    return (
+        report | speed | machine(ranks, cfg.train.precision, speed["achieved_gflop_s"])
+    )
 
 
 def main() -> None:
@@ -226,24 +274,19 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     if args.pair:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            sys.exit(
+                "error: --pair times two loops in one process; run it without torchrun"
+            )
         print(json.dumps(pair(args, device), indent=2))
         return
-    cfg = load_config(args.config, args.overrides)
-    with tempfile.TemporaryDirectory() as scratch:
-        loop = make_loop(cfg, device, args.out or Path(scratch), args.out is not None)
-        speed = measure(loop, args.warmup, args.steps)
-        loop.save_last()
-        loop.board.close()
-    report = {
-        "config": args.config,
-        "device": str(device),
-        "precision": cfg.train.precision,
-        "threads": torch.get_num_threads(),
-        "steps": args.steps,
-        "params": loop.model.num_parameters(),
-    }
-    report |= speed | machine(device, cfg.train.precision, speed["achieved_gflop_s"])
-    print(json.dumps(report, indent=2))
+    ranks = init_ranks(device)
+    try:
+        report = bench(args, ranks)
+    finally:
+        close_ranks(ranks)
+    if ranks.main:
+        print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

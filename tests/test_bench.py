@@ -218,3 +218,24 @@ def test_seed_summary_and_runner_refuse_bad_input(tmp_path: Path) -> None:
         proc = run(*runner, *args)
         assert proc.returncode == 2 and message in proc.stderr
     assert not (tmp_path / "seeds").exists()  # stopped before running anything
+
+
+def test_training_benchmark_under_torchrun(tmp_path: Path) -> None:
+    sets = tiny_sets(tmp_path, "ddp")
+    config = str(REPO / "configs/synth_ende/additive.yaml")
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
+    torchrun += [str(REPO / "scripts/bench_train.py")]
+    args = [*torchrun, "--config", config, "--steps", "4", "--warmup", "2"]
+    args += ["--threads", "1", *sets]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)  # one report: only rank 0 prints
+    assert report["processes"] == 2 and report["threads"] == 1
+    assert report["target_tokens_per_s"] > 0 and report["matmul_peak_gflop_s"] > 0
+    assert 0 <= report["fraction_of_peak"] < 1  # rounds to 0 on so tiny a model
+    hidden, vocab = 16, 300  # as in test_train_and_decode_benchmarks
+    assert report["mflop_per_target_token"] * 1e6 > 3 * 2 * hidden * vocab
+    assert report["peak_rss_gib"] > 0.2  # two processes, summed
+    args = [*torchrun, "--pair", "train.fused_loss"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "without torchrun" in proc.stderr
