@@ -66,6 +66,11 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
         line for line in proc.stdout.splitlines() if line.startswith("| bench_run")
     ]
     assert len(table) == 2 and plot.read_bytes().startswith(b"\x89PNG")  # 2 tables
+    prof = script(
+        "profile_step.py", "--threads", "1", "decode", str(run), "--beam", "5"
+    )
+    assert prof["sentences"] == 30 and prof["search"] == "beam 5, alpha 1.0"
+    assert prof["wall_ms"] > 0 and 0 < prof["matmul_share"] < 1
 
 
 def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
@@ -239,3 +244,26 @@ def test_training_benchmark_under_torchrun(tmp_path: Path) -> None:
     args = [*torchrun, "--pair", "train.fused_loss"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "without torchrun" in proc.stderr
+
+
+def test_profile_of_training_steps(tmp_path: Path) -> None:
+    sets = tiny_sets(tmp_path, "prof")
+    config = str(REPO / "configs/synth_ende/additive.yaml")
+    args = ["--config", config, "--steps", "1", *sets]
+    prof = script("profile_step.py", "--threads", "1", "train", *args, "--warmup", "0")
+    assert prof["steps"] == 1 and prof["wall_ms"] > 0 and prof["aten_calls"] > 100
+    assert 0 < prof["matmul_ms"] < prof["profiled_ms"]
+    assert 0 < prof["matmul_share"] < 1 and prof["matmul_gflop_s"] > 0
+    assert len(prof["top"]) == 12
+    # The FLOPs from the profiler's shapes are FlopCounterMode's, on the same
+    # first batch (bench_train counts during its warm-up), up to its rounding.
+    bench = script("bench_train.py", "--threads", "1", *args, "--warmup", "1")
+    counted = bench["mflop_per_target_token"]  # rounded to 0.01
+    assert abs(prof["matmul_mflop_per_target_token"] - counted) <= 0.0055
+    cut = script("profile_step.py", "train", *args, "--warmup", "0", "--sentences", "1")
+    assert cut["sentences"] == 1 and cut["target_tokens"] < prof["target_tokens"]
+    command = [sys.executable, str(REPO / "scripts/profile_step.py")]
+    refused = subprocess.run(
+        [*command, "train", "--steps", "0"], capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "--steps 0: must be >= 1" in refused.stderr
