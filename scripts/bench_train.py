@@ -48,9 +48,7 @@ from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks, close_ranks, init_ranks
 from seq2seq.errors import UserError
-from seq2seq.model import build_model
-from seq2seq.train import Loop, seed_everything
-from seq2seq.workspace import load_workspace
+from seq2seq.train import Loop, rank_model, rank_workspace, seed_everything
 
 
 def matmul_peak(
@@ -117,26 +115,17 @@ def parse_args() -> argparse.Namespace:
 
 
 def make_loop(cfg: Config, ranks: Ranks, run_dir: Path, keep: bool) -> Loop:
-    """The training loop of ``cfg`` on this rank; with ``keep``, ``run_dir`` is
-    a run directory that bench_decode.py and ``seq2seq evaluate`` can load.
-    Under torchrun, set up as ``seq2seq.train`` does it."""
+    """The training loop of ``cfg`` on this rank, set up as ``seq2seq train``
+    does it; with ``keep``, ``run_dir`` is a run directory that bench_decode.py
+    and ``seq2seq evaluate`` can load."""
     seed_everything(cfg.train.seed)
-    if not ranks.main:  # rank 0 builds (and caches) the vocabularies first
-        ranks.wait()
-    ws = load_workspace(cfg)
-    if ranks.main:
-        ranks.wait()
-    model = build_model(
-        cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
-    ).to(ranks.device)
-    if ranks.world > 1:  # same initial weights everywhere, own dropout draws
-        torch.manual_seed(cfg.train.seed + ranks.rank)
+    ws = rank_workspace(cfg, ranks)
     if keep and ranks.main:
         run_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, run_dir / "config.yaml")
         ws.tokenizer_to(run_dir)
     ranks.wait()
-    return Loop(cfg, ws, model, ranks, run_dir)
+    return Loop(cfg, ws, rank_model(cfg, ws, ranks), ranks, run_dir)
 
 
 def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:

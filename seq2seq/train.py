@@ -68,19 +68,16 @@ def train(cfg: Config, device_name: str = "auto", overwrite: bool = False) -> Pa
     ranks = init_ranks(pick_device(device_name))
     try:
         seed_everything(cfg.train.seed)
-        # Rank 0 builds (and caches) the vocabularies first; the others read them.
-        if not ranks.main:
-            ranks.wait()
-        ws = load_workspace(cfg)  # corpus, vocabularies, ids: may raise UserError
-        if ranks.main:
-            ranks.wait()
+        ws = rank_workspace(cfg, ranks)  # may raise UserError
         run_dir = cfg.run_dir
         if ranks.main:
             run_dir = prepare_run_dir(cfg, overwrite)
             save_config(cfg, run_dir / "config.yaml")
             ws.tokenizer_to(run_dir)
         ranks.wait()  # the others must not look at a half-made run directory
-        loop = Loop(cfg, ws, _model(cfg, ws, ranks), ranks, run_dir)
+        model = rank_model(cfg, ws, ranks)
+        _announce(cfg, ws, model, ranks)
+        loop = Loop(cfg, ws, model, ranks, run_dir)
         loop.run()
     finally:
         close_ranks(ranks)
@@ -121,27 +118,44 @@ def resume(
         ws = load_workspace(cfg, tokenizer)
         if ranks.main:
             save_config(cfg, run_dir / "config.yaml")  # the raised budget
-        loop = Loop(cfg, ws, _model(cfg, ws, ranks), ranks, run_dir, payload)
+        model = rank_model(cfg, ws, ranks)
+        _announce(cfg, ws, model, ranks)
+        loop = Loop(cfg, ws, model, ranks, run_dir, payload)
         loop.run()
     finally:
         close_ranks(ranks)
     return run_dir
 
 
-def _model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
+def rank_workspace(cfg: Config, ranks: Ranks) -> Workspace:
+    """The corpus and ids; rank 0 builds (and caches) the vocabularies first."""
+    if not ranks.main:
+        ranks.wait()
+    ws = load_workspace(cfg)
+    if ranks.main:
+        ranks.wait()
+    return ws
+
+
+def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
+    """On this rank's device: the same initial weights on every rank, then a
+    seed of its own for its dropout draws."""
     model = build_model(
         cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
     )
     model.to(ranks.device)
-    if ranks.world > 1:  # same initial weights everywhere, own dropout draws
+    if ranks.world > 1:
         torch.manual_seed(cfg.train.seed + ranks.rank)
+    return model
+
+
+def _announce(cfg: Config, ws: Workspace, model: Seq2Seq, ranks: Ranks) -> None:
     if ranks.main:
         print(
             f"{cfg.name}: mode={cfg.model.attention} params="
             f"{model.num_parameters():,} train={len(ws.train.split):,} pairs "
             f"device={ranks.device}" + (f" x {ranks.world}" if ranks.world > 1 else "")
         )
-    return model
 
 
 class Loop:
