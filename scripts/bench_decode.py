@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from seq2seq.device import pick_device
+from seq2seq.errors import run_script
 from seq2seq.evaluate import eval_split, load_run
 from seq2seq.metrics import bleu
 from seq2seq.search import Decoding, decode_corpus
@@ -65,4 +66,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -47,7 +47,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks, close_ranks, init_ranks
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, run_script
 from seq2seq.train import Loop, rank_model, rank_workspace, seed_everything
 
 
@@ -279,4 +279,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

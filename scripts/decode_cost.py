@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
+from seq2seq.errors import run_script
 from seq2seq.evaluate import eval_split, load_run  # noqa: E402
 from seq2seq.search import Decoding, decode_corpus  # noqa: E402
 from seq2seq.workspace import encode  # noqa: E402
@@ -101,4 +102,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -35,6 +35,7 @@ from torch.profiler import ProfilerActivity, profile
 from seq2seq.config import load_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks
+from seq2seq.errors import run_script
 from seq2seq.evaluate import eval_split, load_run
 from seq2seq.search import Decoding, decode_corpus
 from seq2seq.workspace import encode
@@ -159,4 +160,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -25,6 +25,7 @@ from torch import Tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from seq2seq.attention import SingleHeadAttention  # noqa: E402
+from seq2seq.errors import run_script
 
 WORDS = "the cat saw the dog and the cat".split()
 
@@ -93,4 +94,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -26,6 +26,7 @@ import torch
 from seq2seq.config import load_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks
+from seq2seq.errors import run_script
 from seq2seq.metrics import bleu
 from seq2seq.model import build_model
 from seq2seq.search import Decoding, decode_corpus
@@ -103,4 +104,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

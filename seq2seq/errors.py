@@ -2,9 +2,23 @@
 
 Anything the user can fix (a bad corpus file, config key, CLI argument,
 checkpoint) raises :class:`UserError`. The CLI prints its one-line message and
-exits with status 2, without a traceback (``--debug`` shows it).
+exits with status 2, without a traceback (``--debug`` shows it); the scripts
+in ``scripts/`` do the same through :func:`run_script`.
 """
+
+import sys
+from collections.abc import Callable
 
 
 class UserError(Exception):
     """An error caused by the user's input, with a message that says what to do."""
+
+
+def run_script(main: Callable[[], object]) -> None:
+    """Run a script's ``main``: a :class:`UserError` ends it as in the CLI, with
+    its one-line message on stderr and exit status 2, without a traceback."""
+    try:
+        main()
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)

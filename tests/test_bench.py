@@ -267,3 +267,19 @@ def test_profile_of_training_steps(tmp_path: Path) -> None:
         [*command, "train", "--steps", "0"], capture_output=True, text=True
     )
     assert refused.returncode != 0 and "--steps 0: must be >= 1" in refused.stderr
+
+
+def test_scripts_refuse_a_missing_run_or_config_in_one_line(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing")
+    for args in (
+        ["bench_train.py", "--config", missing + ".yaml"],
+        ["bench_decode.py", missing],
+        ["profile_step.py", "decode", missing],
+    ):
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "scripts" / args[0]), *args[1:]],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 2, args
+        assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+        assert missing in proc.stderr and not proc.stdout
