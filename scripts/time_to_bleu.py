@@ -28,9 +28,8 @@ from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks
 from seq2seq.errors import run_script
 from seq2seq.metrics import bleu
-from seq2seq.model import build_model
 from seq2seq.search import Decoding, decode_corpus
-from seq2seq.train import Loop, seed_everything
+from seq2seq.train import Loop, rank_model, seed_everything
 from seq2seq.workspace import load_workspace
 
 
@@ -82,11 +81,9 @@ def main() -> None:
     ws = load_workspace(cfg)
     if ws.test is None:
         raise SystemExit(f"error: {args.config} has no data.test")
-    model = build_model(
-        cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
-    ).to(device)
+    ranks = Ranks(device=device)
     with tempfile.TemporaryDirectory() as run_dir:
-        loop = TimedLoop(cfg, ws, model, Ranks(device=device), Path(run_dir))
+        loop = TimedLoop(cfg, ws, rank_model(cfg, ws, ranks), ranks, Path(run_dir))
         loop.decoding, loop.curve = Decoding(args.beam), []
         loop.run()
     reached = [c["minutes"] for c in loop.curve if c["test_bleu"] >= args.target]
