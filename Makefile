@@ -4,7 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test check format clean
+.PHONY: install demo test check format clean tensorboard
+
+LOGDIR ?= runs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +19,10 @@ install: $(STAMP)
 ## Train no-attention vs attention on the shipped corpus; print BLEU by length.
 demo: $(STAMP)
 	$(PY) scripts/demo.py
+
+## TensorBoard on the runs (make tensorboard LOGDIR=runs/demo for one folder).
+tensorboard: $(STAMP)
+	$(VENV)/bin/tensorboard --logdir $(LOGDIR)
 
 ## The test suite (what CI runs).
 test: $(STAMP)

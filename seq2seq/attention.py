@@ -188,9 +188,10 @@ class SingleHeadAttention(nn.Module):
     V = x_kv W_V, projections without bias. Self-attention: ``x_kv = x_q``.
 
     ``mask`` broadcasts to (B, Tq, Tk) and is True where a query may look at a
-    key (:func:`padding_mask`, :func:`causal_mask`, or both with ``&``); masked
-    keys get exactly zero weight, and a query with no key allowed gets zero
-    weights and a zero output.
+    key (:func:`padding_mask`, :func:`causal_mask`, or both with ``&``). As in
+    the lesson, a 0/1 mask of integers or floats (``torch.tril(torch.ones(n, n))``)
+    means the same: 0 = may not look. Masked keys get exactly zero weight, and a
+    query with no key allowed gets zero weights and a zero output.
     """
 
     def __init__(self, d_model: int, d_k: int) -> None:
@@ -207,6 +208,7 @@ class SingleHeadAttention(nn.Module):
         k, v = self.w_k(x_kv), self.w_v(x_kv)  # (B, Tk, d_k)
         scores = q @ k.transpose(1, 2) * self.scale  # (B, Tq, Tk)
         if mask is not None:
+            mask = mask != 0  # the lesson's `mask == 0` rule, for any dtype
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)  # (B, Tq, Tk)
         if mask is not None:  # rows with every key masked: 0 instead of NaN

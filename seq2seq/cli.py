@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seq2seq.errors import UserError
+from seq2seq.progress import STYLES, tensorboard_command
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
     from seq2seq.search import Decoding
@@ -98,6 +99,13 @@ def add_train(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="replace an existing run directory of the same name",
     )
+    tr.add_argument(
+        "--progress",
+        default="auto",
+        choices=STYLES,
+        help="a bar, labelled log lines, or nothing (auto: a bar at a terminal, "
+        "lines in a log)",
+    )
     tr.set_defaults(func=train_command)
 
 
@@ -182,12 +190,12 @@ def train_command(args: argparse.Namespace) -> None:
     if args.resume is not None:
         if args.overwrite:
             raise UserError("--resume continues a run; --overwrite would erase it")
-        run_dir = resume(args.resume, args.overrides, args.device)
+        run_dir = resume(args.resume, args.overrides, args.device, args.progress)
     else:
         cfg = load_config(args.config, args.overrides)
-        run_dir = train(cfg, args.device, args.overwrite)
+        run_dir = train(cfg, args.device, args.overwrite, args.progress)
     if int(os.environ.get("RANK", "0")) == 0:
-        print(f"done: {run_dir} (tensorboard --logdir {run_dir.parent})")
+        print(f"done: {run_dir} (curves: {tensorboard_command(run_dir.parent)})")
 
 
 def evaluate_command(args: argparse.Namespace) -> None:

@@ -64,12 +64,27 @@ def read_alignments(path: str | Path) -> list[Alignment]:
     for number, line in enumerate(read_lines(path), start=1):
         try:
             pairs = [tuple(map(int, tok.split("-"))) for tok in line.split()]
+            links.append([(i, j) for i, j in pairs])
         except ValueError:
             raise UserError(
                 f"{path}:{number}: not a Pharaoh alignment (expected 'i-j i-j ...')"
             ) from None
-        links.append([(i, j) for i, j in pairs])
     return links
+
+
+def check_alignments(
+    align: list[Alignment], src: list[str], tgt: list[str], path: str | Path
+) -> None:
+    """Every link i-j must name a source word i and a target word j (from 0)."""
+    for number, (links, s, t) in enumerate(zip(align, src, tgt, strict=True), start=1):
+        n_src, n_tgt = len(s.split()), len(t.split())
+        for i, j in links:
+            if not (i < n_src and j < n_tgt):
+                raise UserError(
+                    f"{path}:{number}: link {i}-{j} is outside the pair "
+                    f"({n_src} source words, {n_tgt} target words; links are "
+                    "0-based 'source-target'); fix the line or the alignment file"
+                )
 
 
 @dataclass
@@ -106,6 +121,8 @@ def load_split(
         raise UserError(
             f"{files.align} has {len(align)} lines but {files.src} has {len(src)}"
         )
+    if align is not None:
+        check_alignments(align, src, tgt, files.align)
     keep = [i for i in range(len(src)) if src[i].strip() and tgt[i].strip()]
     if len(keep) < len(src):
         print(

@@ -111,15 +111,17 @@ def plan(exp: Experiment) -> list[Job]:
     return jobs
 
 
-def commands(job: Job, splits: Sequence[str]) -> str:
+def commands(job: Job, splits: Sequence[str], progress: str = "auto") -> str:
     """Shell command that trains the job (unless done: finished, or any split
-    evaluated), resuming an interrupted training, and evaluates what is missing."""
+    evaluated), resuming an interrupted training, and evaluates what is missing.
+    ``progress`` is train's ``--progress`` (``log`` when runs share a terminal)."""
     seq2seq = [sys.executable, "-m", "seq2seq"]
+    shown = ["--progress", progress]
     state = "finished" if any(map(job.evaluated, splits)) else job.training()
     steps = {
         "finished": [],
-        "interrupted": [[*seq2seq, "train", "--resume", str(job.run_dir)]],
-        "new": [[*seq2seq, "train", *job.args]],
+        "interrupted": [[*seq2seq, "train", "--resume", str(job.run_dir), *shown]],
+        "new": [[*seq2seq, "train", *job.args, *shown]],
     }[state]
     steps += [
         [*seq2seq, "evaluate", str(job.run_dir), "--split", split]
@@ -140,7 +142,7 @@ def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
     while running or (pending and not failed):
         while pending and not failed and len(running) < parallel:
             job = pending.pop(0)
-            cmd = commands(job, splits)
+            cmd = commands(job, splits, "log" if parallel > 1 else "auto")
             running.append((job, subprocess.Popen(cmd, shell=True, env=env)))
         ended = [(job, proc) for job, proc in running if proc.poll() is not None]
         if not ended:

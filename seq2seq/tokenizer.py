@@ -1,8 +1,9 @@
 """Subword vocabularies with sentencepiece (Kudo & Richardson 2018).
 
 Trained on the training split only, joint or separate per config, and cached
-beside the corpus under ``spm/<key>/`` where the key hashes the settings and
-the training text, so a change of either retrains. The special ids are fixed
+under ``<cache>/spm/<key>/`` (:func:`cache_dir`; never beside the corpus, whose
+folder may be read-only) where the key hashes the settings and the training
+text, so a change of either retrains. The special ids are fixed
 and shared with the model. Decoding is sentencepiece's exact detokenization,
 so BLEU is computed on real text.
 """
@@ -23,6 +24,16 @@ from seq2seq.config import TokenizerConfig
 from seq2seq.errors import UserError
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
+CACHE_ENV = "SEQ2SEQ_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The project's own cache: ``$SEQ2SEQ_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/seq2seq``, else ``~/.cache/seq2seq``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "seq2seq"
 
 
 class Tokenizer:
@@ -85,12 +96,22 @@ def word_index(pieces: Sequence[str]) -> list[int]:
 
 
 def build_tokenizer(
-    cfg: TokenizerConfig, src_texts: Sequence[str], tgt_texts: Sequence[str], root: Path
+    cfg: TokenizerConfig,
+    src_texts: Sequence[str],
+    tgt_texts: Sequence[str],
+    cache: Path | None = None,
 ) -> Tokenizer:
-    """Train (or reuse from ``root/spm``) the vocabularies for a corpus."""
+    """Train (or reuse from ``cache/spm``, default :func:`cache_dir`) the
+    vocabularies for a corpus."""
     key = _cache_key(cfg, src_texts, tgt_texts)
-    folder = root / "spm" / key
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = (cache or cache_dir()) / "spm" / key
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(
+            f"{folder}: cannot write the vocabulary cache ({err.strerror}); "
+            f"set {CACHE_ENV} to a writable folder"
+        ) from None
     if cfg.joint:
         joint = folder / "joint.model"
         if not joint.exists():

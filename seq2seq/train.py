@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
 from seq2seq.board import Board
 from seq2seq.checkpoint import (
@@ -38,6 +37,7 @@ from seq2seq.device import autocast, pick_device
 from seq2seq.distributed import Ranks, close_ranks, init_ranks
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq, build_model, loss_sum
+from seq2seq.progress import Progress
 from seq2seq.schedule import LRSchedule
 from seq2seq.validate import Validator
 from seq2seq.workspace import Workspace, load_workspace, run_tokenizer
@@ -63,8 +63,14 @@ def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
     return run_dir
 
 
-def train(cfg: Config, device_name: str = "auto", overwrite: bool = False) -> Path:
-    """Train a model from ``cfg``; returns the run directory."""
+def train(
+    cfg: Config,
+    device_name: str = "auto",
+    overwrite: bool = False,
+    progress: str = "auto",
+) -> Path:
+    """Train a model from ``cfg``; returns the run directory. ``progress``:
+    one of :data:`seq2seq.progress.STYLES`."""
     ranks = init_ranks(pick_device(device_name))
     try:
         seed_everything(cfg.train.seed)
@@ -77,15 +83,17 @@ def train(cfg: Config, device_name: str = "auto", overwrite: bool = False) -> Pa
         ranks.wait()  # the others must not look at a half-made run directory
         model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
-        loop = Loop(cfg, ws, model, ranks, run_dir)
-        loop.run()
+        Loop(cfg, ws, model, ranks, run_dir, progress=progress).run()
     finally:
         close_ranks(ranks)
     return run_dir
 
 
 def resume(
-    run_dir: Path, overrides: list[str] | None = None, device_name: str = "auto"
+    run_dir: Path,
+    overrides: list[str] | None = None,
+    device_name: str = "auto",
+    progress: str = "auto",
 ) -> Path:
     """Continue ``run_dir`` from its ``last.pt``; ``overrides`` may only raise
     the budget (see :data:`seq2seq.config.RESUMABLE`)."""
@@ -120,8 +128,7 @@ def resume(
             save_config(cfg, run_dir / "config.yaml")  # the raised budget
         model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
-        loop = Loop(cfg, ws, model, ranks, run_dir, payload)
-        loop.run()
+        Loop(cfg, ws, model, ranks, run_dir, payload, progress).run()
     finally:
         close_ranks(ranks)
     return run_dir
@@ -169,8 +176,10 @@ class Loop:
         ranks: Ranks,
         run_dir: Path,
         payload: dict[str, Any] | None = None,
+        progress: str = "auto",
     ) -> None:
         self.cfg, self.ws, self.model, self.ranks = cfg, ws, model, ranks
+        self.progress = Progress(cfg.name, progress if ranks.main else "off")
         self.device, self.run_dir = ranks.device, run_dir
         self.fingerprint = ws.tokenizer.fingerprint()  # hashed once, saved often
         # The module that trains: DDP averages gradients over the ranks.
@@ -240,22 +249,14 @@ class Loop:
         batches = self.epoch_batches()
         done = self.batch_in_epoch
         tokens, tick = 0, time.monotonic()
-        bar = tqdm(
-            batches[done:],
-            desc=f"epoch {self.epoch}",
-            unit="batch",
-            initial=done,
-            total=len(batches),
-            leave=False,
-            disable=not self.ranks.main,
-        )
+        bar = self.progress.epoch(batches, done, self.epoch)
         with bar:
             for index in bar:
                 loss, norm, n_tokens = self.train_step(index)
                 tokens += n_tokens
                 if self.step % t.log_every == 0:
                     rate = tokens / max(time.monotonic() - tick, 1e-9)
-                    bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
+                    self.progress.report(bar, self.step, t.max_steps, loss, rate)
                     self.log_train(loss, norm, rate)
                     tokens, tick = 0, time.monotonic()
                 if t.val_every and self.step % t.val_every == 0:

@@ -234,8 +234,26 @@ def stdin_lines(stream: BinaryIO) -> Iterator[str]:
             raise UserError(f"standard input, line {number}: not valid UTF-8") from None
 
 
+def check_paths(output: Path | None, plot_dir: Path | None) -> None:
+    """Refuse an output path that cannot be written before any decoding."""
+    if output is not None:
+        if output.is_dir():
+            raise UserError(
+                f"--output {output}: is a directory; name a file, e.g. "
+                f"{output / 'out.txt'}"
+            )
+        if not output.parent.is_dir():
+            raise UserError(
+                f"--output {output}: folder {output.parent} does not exist; "
+                "create it first"
+            )
+    if plot_dir is not None and plot_dir.exists() and not plot_dir.is_dir():
+        raise UserError(f"--plot {plot_dir}: is a file; name a folder for heatmaps")
+
+
 def main(args: argparse.Namespace, decoding: Decoding) -> None:
     """The ``translate`` command: wire files, standard streams and the prompt."""
+    check_paths(args.output, args.plot)
     if args.input is not None:
         lines: Iterable[str] = read_lines(args.input)
     elif sys.stdin.isatty():
@@ -252,7 +270,14 @@ def main(args: argparse.Namespace, decoding: Decoding) -> None:
     # translation leaves an existing output file as it was.
     tmp = args.output.with_name(f".{args.output.name}.tmp{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as sink:
+        try:
+            sink = open(tmp, "w", encoding="utf-8")
+        except OSError as err:
+            raise UserError(
+                f"--output {args.output}: cannot write there ({err.strerror}); "
+                "pick a writable folder"
+            ) from None
+        with sink:
             count = translate(*run, sink, *options)
         os.replace(tmp, args.output)
     finally:

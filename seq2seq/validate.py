@@ -127,8 +127,9 @@ class Validator:
             f.write("\n")
         self.last_step = step
         print(
-            f"step {step}: val loss {loss:.3f} ppl {result['ppl']:.2f} "
-            f"BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f}"
+            f"{self.cfg.name}: step {step}: val loss {loss:.3f} "
+            f"ppl {result['ppl']:.2f} BLEU {result['bleu']:.2f} "
+            f"chrF {result['chrf']:.2f}"
         )
         return result
 

@@ -59,12 +59,11 @@ class Workspace:
 
 def load_workspace(cfg: Config, tokenizer: Tokenizer | None = None) -> Workspace:
     """The config's corpus, encoded with ``tokenizer`` (a resumed run's own) or
-    with vocabularies built (or found cached) beside the training files."""
+    with vocabularies built (or found in the cache, :func:`cache_dir`)."""
     splits = load_corpus(cfg.data)
     train = splits["train"]
     if tokenizer is None:
-        root = Path(cfg.data.train.src).parent
-        tokenizer = build_tokenizer(cfg.tokenizer, train.src, train.tgt, root)
+        tokenizer = build_tokenizer(cfg.tokenizer, train.src, train.tgt)
     test = splits.get("test")
     return Workspace(
         tokenizer,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from seq2seq.download import MIRROR_ENV
 from seq2seq.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The tests' vocabulary cache: their own, not the user's ~/.cache/seq2seq.
+os.environ["SEQ2SEQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="seq2seq-test-cache-")
 
 
 def _find_mirror() -> Path | None:

@@ -196,3 +196,21 @@ def test_a_query_with_every_key_masked_gets_zeros_not_nan() -> None:
     out, w = lesson_attention()(x, x, mask)
     assert torch.all(w[0, 1] == 0) and torch.all(out[0, 1] == 0)
     assert torch.isfinite(out).all()
+
+
+def test_the_lessons_0_1_masks_work_as_in_the_lesson() -> None:
+    # The lesson's own call: a float 0/1 causal mask, masked where mask == 0.
+    attn = lesson_attention()
+    x = torch.randn(2, 7, 64)
+    out, w = attn(x, x, mask=torch.tril(torch.ones(7, 7)))
+    assert out.shape == (2, 7, 16) and w.shape == (2, 7, 7)
+    assert torch.all(w.triu(diagonal=1) == 0)
+    # The lesson's formula with the layer's own weights.
+    scores = attn.w_q(x) @ attn.w_k(x).transpose(-2, -1) * attn.scale
+    causal = torch.tril(torch.ones(7, 7))
+    expected = torch.softmax(scores.masked_fill(causal == 0, float("-inf")), dim=-1)
+    torch.testing.assert_close(w, expected)
+    torch.testing.assert_close(out, expected @ attn.w_v(x))
+    # integer, float and boolean masks with the same zeros give the same result
+    for mask in (causal.long(), causal.to(torch.uint8), causal.bool(), causal * 3):
+        torch.testing.assert_close(attn(x, x, mask)[1], w)

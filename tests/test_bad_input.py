@@ -84,6 +84,19 @@ def huge_line(d: Path) -> tuple[list[str], str]:
     return ["train", "--config", str(cfg)], "train.src:3: 100,000 characters"
 
 
+def alignment_out_of_range(d: Path) -> tuple[list[str], str]:
+    s, t = write_parallel(d, "train", SOURCES, TARGETS)
+    (d / "train.align").write_text("0-0 1-1 2-2\n0-0\n99-99\n0-0\n")
+    path = d / "c.yaml"
+    path.write_text(
+        f"data:\n  train: {{src: {s}, tgt: {t}}}\n"
+        f"  val: {{src: {s}, tgt: {t}, align: {d / 'train.align'}}}\n"
+        f"runs_dir: {d / 'runs'}\n",
+        encoding="utf-8",
+    )
+    return ["train", "--config", str(path)], "train.align:3: link 99-99 is outside"
+
+
 def unknown_key(d: Path) -> tuple[list[str], str]:
     args = ["train", "--config", str(good(d)), "--set", "train.lerning_rate=1"]
     return args, "unknown config key 'train.lerning_rate'"
@@ -140,6 +153,7 @@ CASES: list[Callable[[Path], tuple[list[str], str]]] = [
     empty_corpus,
     empty_after_cleaning,
     huge_line,
+    alignment_out_of_range,
     unknown_key,
     unknown_key_in_file,
     wrong_type,

@@ -66,6 +66,29 @@ def test_bad_alignment_file(tmp_path: Path) -> None:
     align.write_text("0-0 1:2\n")
     with pytest.raises(UserError, match=r"x.align:1: not a Pharaoh alignment"):
         load_split(SplitFiles(str(s), str(t), str(align)), "test")
+    align.write_text("0-0-1\n")
+    with pytest.raises(UserError, match=r"x.align:1: not a Pharaoh alignment"):
+        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+
+
+def test_alignment_links_outside_the_pair_are_refused(tmp_path: Path) -> None:
+    s, t = write_parallel(tmp_path, "x", ["a b", "a b c"], ["x y z", "x"])
+    align = tmp_path / "x.align"
+    align.write_text("0-0 1-2\n2-0 99-99\n")
+    message = (
+        r"x.align:2: link 99-99 is outside the pair \(3 source words, "
+        r"1 target words"
+    )
+    with pytest.raises(UserError, match=message):
+        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+    align.write_text("0-0 1-2\n2-1\n")  # target word 1 of a one-word target
+    with pytest.raises(UserError, match=r"x.align:2: link 2-1 is outside"):
+        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+    align.write_text("0-0 1-2\n2-0\n")
+    assert load_split(SplitFiles(str(s), str(t), str(align)), "test").align == [
+        [(0, 0), (1, 2)],
+        [(2, 0)],
+    ]
 
 
 def test_collate_shifts_target_and_pads() -> None:

@@ -76,7 +76,9 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
     tmp_path: Path,
 ) -> None:
     job = Job(Path("c.yaml"), 1, tmp_path / "run", ["--config", "c.yaml"])
-    assert " train --config c.yaml" in commands(job, ["test"])
+    assert " train --config c.yaml --progress auto" in commands(job, ["test"])
+    # runs that share a terminal print labelled lines, not overwriting bars
+    assert " train --config c.yaml --progress log" in commands(job, ["test"], "log")
     job.run_dir.mkdir()
     for finished, expected in ((False, f"train --resume {job.run_dir}"), (True, "")):
         state = {"step": 5, "finished": finished}

@@ -9,7 +9,15 @@ import pytest
 
 from seq2seq.config import TokenizerConfig
 from seq2seq.errors import UserError
-from seq2seq.tokenizer import BOS, EOS, PAD, UNK, build_tokenizer, word_index
+from seq2seq.tokenizer import (
+    BOS,
+    EOS,
+    PAD,
+    UNK,
+    build_tokenizer,
+    cache_dir,
+    word_index,
+)
 
 WORDS = "der die das Hund Katze Haus sieht läuft schnell groß klein rot grün".split()
 
@@ -72,3 +80,27 @@ def test_word_index_merges_pieces() -> None:
         2,
     ]
     assert word_index(["▁", "«", "Hallo", "▁Welt"]) == [0, 0, 0, 1]
+
+
+def test_cache_defaults_to_the_projects_own_folder(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("SEQ2SEQ_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv("SEQ2SEQ_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "seq2seq"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "seq2seq"
+    tok = build_tokenizer(TokenizerConfig(vocab_size=40), corpus(), corpus(seed=3))
+    assert tok.src_model.is_relative_to(tmp_path / "home" / ".cache" / "seq2seq")
+
+
+def test_an_unwritable_cache_is_a_user_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")  # even root cannot make a folder under it
+    with pytest.raises(
+        UserError,
+        match=r"cannot write the vocabulary cache.*"
+        r"SEQ2SEQ_CACHE_DIR",
+    ):
+        build_tokenizer(TokenizerConfig(vocab_size=40), corpus(), corpus(), blocker)

@@ -235,3 +235,28 @@ def test_fused_kernels_take_the_same_steps_up_to_rounding(
         weights.append(torch.load(run / "last.pt", weights_only=True)["model"])
     for key, value in weights[0].items():
         torch.testing.assert_close(weights[1][key], value, rtol=0, atol=1e-5)
+
+
+def test_a_read_only_corpus_folder_is_never_written(tmp_path: Path) -> None:
+    """A corpus on a read-only mount trains: the vocabulary cache lives in the
+    project's cache folder, not beside the data. (As root the mode bits do not
+    stop writes, so the folder's listing is compared as well.)"""
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
+    paths = [corpus, *corpus.iterdir()]
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in paths)
+    for path in paths:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        cfg = load_config(
+            REPO / "configs/synth_ende/additive.yaml",
+            tiny_overrides(corpus, tmp_path / "runs", "readonly"),
+        )
+        run = train(cfg, "cpu")
+        after = sorted(
+            (str(p), p.stat().st_mtime_ns) for p in [corpus, *corpus.iterdir()]
+        )
+    finally:
+        corpus.chmod(0o755)
+    assert after == before
+    assert (run / "spm" / "src.model").is_file()

@@ -156,6 +156,29 @@ def test_errors_leave_an_existing_output_alone(runs, source: Path, capsys) -> No
     assert "best.pt: missing, the run has not validated yet" in capsys.readouterr().err
 
 
+def test_output_paths_are_checked_before_decoding(
+    runs, source: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded before checking the output path")
+
+    monkeypatch.setattr("seq2seq.translate.translate_batch", no_decoding)
+    folder = source.parent / "outdir"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("keep me\n")
+    assert run(runs["additive"], "--input", source, "--output", folder) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--output {folder}: is a directory" in err
+    assert [p.name for p in folder.iterdir()] == ["kept.txt"]
+    missing = source.parent / "nope" / "out.de"
+    assert run(runs["additive"], "--input", source, "--output", missing) == 2
+    assert "folder" in capsys.readouterr().err and not missing.parent.exists()
+    plot_file = folder / "kept.txt"
+    assert run(runs["additive"], "--input", source, "--plot", plot_file) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert plot_file.read_text() == "keep me\n"
+
+
 def test_standard_input_and_output(runs, source: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "seq2seq", "translate", str(runs["additive"])],
