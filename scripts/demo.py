@@ -4,9 +4,9 @@ Generates data/synth_ende (seconds), trains configs/synth_ende/{none,additive}.y
 side by side (one process and one thread each, which uses the two cores better than
 two threads for one small model at a time; each prints labelled progress lines, as
 two bars would overwrite each other), evaluates both on the test split and prints
-the table. Runs go to runs/demo/<mode>/, with TensorBoard logs; `compare` writes
-the BLEU-by-length plot to runs/demo/compare/, and `translate --plot` the
-attention heatmap of one test sentence to runs/demo/heatmap/.
+the table. Runs go to <out>/<mode>/ (default runs/demo), with TensorBoard logs;
+`compare` writes the BLEU-by-length plot to <out>/compare/, and `translate --plot`
+the attention heatmap of one test sentence to <out>/heatmap/.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from seq2seq.config import load_config
+from seq2seq.errors import run_script
 from seq2seq.progress import tensorboard_command
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,30 +65,54 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def heatmap_sentence() -> Path:
-    """The first test source of HEATMAP_WORDS words, in a file for translate."""
-    lines = (REPO / "data/synth_ende/test.en").read_text(encoding="utf-8").splitlines()
+def heatmap_sentence(test_src: Path, out: Path) -> Path:
+    """The first test source of HEATMAP_WORDS words (else the longest), in a
+    file for translate."""
+    lines = test_src.read_text(encoding="utf-8").splitlines()
     lo, hi = HEATMAP_WORDS
-    line = next(x for x in lines if lo <= len(x.split()) <= hi)
-    path = REPO / "runs/demo/heatmap.en"
+    fits = [x for x in lines if lo <= len(x.split()) <= hi]
+    line = fits[0] if fits else max(lines, key=lambda x: len(x.split()))
+    path = out / "heatmap.en"
     path.write_text(line + "\n", encoding="utf-8")
     return path
 
 
-def pictures(env: dict[str, str]) -> None:
+def train_and_evaluate(out: Path, extra: list[str], env: dict[str, str]) -> None:
+    """Both trainings side by side, then both evaluations."""
+    train = ["train", "--overwrite", "--progress", "log", "--set", f"runs_dir={out}"]
+    wait(
+        [
+            sh(
+                *train,
+                "--config",
+                f"configs/synth_ende/{mode}.yaml",
+                "--set",
+                f"name={mode}",
+                *extra,
+                env=env,
+            )
+            for mode in MODES
+        ]
+    )
+    wait(
+        [sh("evaluate", str(out / mode), "--split", "test", env=env) for mode in MODES]
+    )
+
+
+def pictures(out: Path, test_src: Path, env: dict[str, str]) -> None:
     """The plot (compare, with paired bootstrap) and one heatmap (translate)."""
-    runs = [f"runs/demo/{mode}" for mode in MODES]
-    compare = sh("compare", *runs, "--out", "runs/demo/compare", env=env, quiet=True)
-    source = heatmap_sentence()
+    runs = [str(out / mode) for mode in MODES]
+    compare = sh("compare", *runs, "--out", str(out / "compare"), env=env, quiet=True)
+    source = heatmap_sentence(test_src, out)
     plot = sh(
         "translate",
-        "runs/demo/additive",
+        str(out / "additive"),
         "--input",
         str(source),
         "--output",
-        "runs/demo/heatmap.de",
+        str(out / "heatmap.de"),
         "--plot",
-        "runs/demo/heatmap",
+        str(out / "heatmap"),
         env=env,
         quiet=True,
     )
@@ -102,50 +128,31 @@ def main() -> None:
         default=[],
         help="extra config override for both runs",
     )
+    parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     args = parser.parse_args()
     start = time.monotonic()
-    if not (REPO / "data/synth_ende/MANIFEST.json").exists():
+    out = args.out if args.out.is_absolute() else REPO / args.out
+    cfg = load_config(REPO / "configs/synth_ende/additive.yaml", args.overrides)
+    test_src = REPO / (cfg.data.test or cfg.data.val).src  # absolute stays absolute
+    if not (REPO / cfg.data.train.src).exists():
         wait([sh("prepare", "synth_ende")])
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    extra = [x for o in args.overrides for x in ("--set", o)]
-    wait(
-        [
-            sh(
-                "train",
-                "--config",
-                f"configs/synth_ende/{mode}.yaml",
-                "--overwrite",
-                "--progress",
-                "log",
-                "--set",
-                "runs_dir=runs/demo",
-                "--set",
-                f"name={mode}",
-                *extra,
-                env=env,
-            )
-            for mode in MODES
-        ]
-    )
-    wait(
-        [
-            sh("evaluate", f"runs/demo/{mode}", "--split", "test", env=env)
-            for mode in MODES
-        ]
-    )
-    pictures(env)
+    train_and_evaluate(out, [x for o in args.overrides for x in ("--set", o)], env)
+    pictures(out, test_src, env)
     results = [
-        json.loads((REPO / f"runs/demo/{mode}/eval_test.json").read_text())
-        for mode in MODES
+        json.loads((out / mode / "eval_test.json").read_text()) for mode in MODES
     ]
     minutes = (time.monotonic() - start) / 60
     print(f"\nTest BLEU by source length (words), shipped corpus, {minutes:.1f} min:\n")
     print(table(results))
     print(f"\n{results[0]['signature']}")
-    print("\nPlot: runs/demo/compare/bleu_by_length.png (paired bootstrap: ")
-    print("runs/demo/compare/significance.md); heatmap: runs/demo/heatmap/")
-    print(f"Alignments and curves: {tensorboard_command(Path('runs/demo'))}")
+    here = Path.cwd()
+    shown = out.relative_to(here) if out.is_relative_to(here) else out
+    print(f"\nPlot:         {shown / 'compare/bleu_by_length.png'}")
+    print(f"Significance: {shown / 'compare/significance.md'} (paired bootstrap)")
+    print(f"Heatmap:      {shown / 'heatmap/line00001.png'} (one test sentence)")
+    print(f"TensorBoard:  {tensorboard_command(shown)}")
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)
