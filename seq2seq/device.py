@@ -40,7 +40,7 @@ def keep_freed_memory(
     logits: 10 MB, 2,500 page faults, each time. Serving blocks up to
     ``mmap_threshold`` from the heap, and keeping up to ``trim_threshold`` of
     freed memory there, makes beam search about 10 % faster on the benchmark
-    spec (README, "Speed"), with the same peak memory. Process-wide, so it is
+    spec (docs/speed.md), with the same peak memory. Process-wide, so it is
     set once, before the work starts; calling it again changes nothing."""
     name = ctypes.util.find_library("c")
     try:
