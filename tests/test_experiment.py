@@ -106,7 +106,9 @@ def test_shipped_experiments_load() -> None:
 def fake_jobs(tmp_path: Path, monkeypatch, scripts: dict[str, str]) -> list[Job]:
     """Jobs whose command is the given shell script, not a training."""
     monkeypatch.setattr(
-        experiment_module, "commands", lambda job, splits: scripts[job.run_dir.name]
+        experiment_module,
+        "commands",
+        lambda job, splits, progress: scripts[job.run_dir.name],
     )
     return [Job(Path("c.yaml"), 1, tmp_path / name) for name in scripts]
 
