@@ -150,9 +150,18 @@ class TrainConfig:
     # third faster, and no (tokens, vocabulary) logits in memory. Off by default
     # for the same reason as fused_adam; bench_additive.yaml turns it on.
     fused_loss: bool = False
+    # Length curriculum (seq2seq/curriculum.py, Platanios et al. 2019): short
+    # pairs first, all pairs from step curriculum_steps on; 0 = off.
+    curriculum_steps: int = 0
+    curriculum_start: float = 0.1  # the shortest fraction of the data at step 0
 
     def __post_init__(self) -> None:
         _check(self.lr > 0, "train.lr", "must be > 0")
+        _check(
+            0 < self.curriculum_start <= 1,
+            "train.curriculum_start",
+            "must be in (0, 1]",
+        )
         _check(self.clip_norm >= 0, "train.clip_norm", "must be >= 0 (0 = off)")
         _check(
             0 <= self.label_smoothing < 1, "train.label_smoothing", "must be in [0, 1)"
@@ -166,6 +175,7 @@ class TrainConfig:
             "val_every",
             "patience",
             "checkpoint_every",
+            "curriculum_steps",
         ):
             _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
         for name in ("warmup_steps", "val_max_sentences", "num_probes"):

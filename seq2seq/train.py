@@ -32,6 +32,7 @@ from seq2seq.checkpoint import (
     set_rng_state,
 )
 from seq2seq.config import Config, save_config, to_dict
+from seq2seq.curriculum import Curriculum
 from seq2seq.data import Batch, bucket_batches, collate
 from seq2seq.device import autocast, pick_device
 from seq2seq.distributed import Ranks, close_ranks, init_ranks
@@ -188,6 +189,11 @@ class Loop:
             model.parameters(), lr=cfg.train.lr, fused=cfg.train.fused_adam or None
         )
         self.schedule = LRSchedule(cfg.train)
+        self.curriculum = Curriculum(
+            [src for src, _ in ws.train.lengths()],
+            cfg.train.curriculum_steps,
+            cfg.train.curriculum_start,
+        )
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.best_bleu, self.bad_validations = -1.0, 0
         self.best: dict[str, float] = {}
@@ -252,6 +258,9 @@ class Loop:
         bar = self.progress.epoch(batches, done, self.epoch)
         with bar:
             for index in bar:
+                if not self.curriculum.admits(index, self.step + 1):
+                    self.batch_in_epoch += 1  # passed over, as on resume
+                    continue
                 loss, norm, n_tokens = self.train_step(index)
                 tokens += n_tokens
                 if self.step % t.log_every == 0:
