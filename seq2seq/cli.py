@@ -17,10 +17,11 @@ if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
     from seq2seq.search import Decoding
 
 SPLITS = ["val", "test", "val_joined", "test_joined"]
-SPLIT_HELP = "<split>_joined joins k = 1..4 consecutive pairs into one (long text)"
+SPLIT_HELP = "val_joined/test_joined join k = 1..4 consecutive pairs into one"
 
 
 DEVICES = ["auto", "cpu", "cuda"]
+DEVICE_HELP = "auto: CUDA where there is one (bf16 autocast), else the CPU"
 
 
 def add_decoding(p: argparse.ArgumentParser) -> None:
@@ -67,11 +68,15 @@ def add_prepare(sub: argparse._SubParsersAction) -> None:
         help="local folder holding the .gz files "
         "(default: $SEQ2SEQ_DATA_MIRROR, else download)",
     )
-    m30k.add_argument("--out", type=Path, default=Path("data/multi30k"))
+    m30k.add_argument(
+        "--out", type=Path, default=Path("data/multi30k"), help="folder for the files"
+    )
     m30k.set_defaults(func=prepare_multi30k_command)
     synth = corpus.add_parser("synth_ende", help="the shipped English-German corpus")
-    synth.add_argument("--seed", type=int, default=1)
-    synth.add_argument("--out", type=Path, default=Path("data/synth_ende"))
+    synth.add_argument("--seed", type=int, default=1, help="the generator's seed")
+    synth.add_argument(
+        "--out", type=Path, default=Path("data/synth_ende"), help="folder for the files"
+    )
     synth.set_defaults(func=prepare_synth_command)
 
 
@@ -93,7 +98,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="override a config key, e.g. train.lr=3e-4",
     )
-    tr.add_argument("--device", default="auto", choices=DEVICES)
+    tr.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     tr.add_argument(
         "--overwrite",
         action="store_true",
@@ -111,10 +116,10 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
 def add_evaluate(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("evaluate", help="score a trained run on a split")
-    ev.add_argument("run_dir", type=Path)
+    ev.add_argument("run_dir", type=Path, help="a run directory of seq2seq train")
     ev.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
-    ev.add_argument("--device", default="auto", choices=DEVICES)
+    ev.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     ev.add_argument(
         "--ablate",
         choices=["uniform", "shuffle", "none"],
@@ -126,17 +131,24 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
     cmp = sub.add_parser("compare", help="one table and one plot across runs")
-    cmp.add_argument("run_dirs", type=Path, nargs="+")
+    cmp.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        help="run directories; the first is the baseline",
+    )
     cmp.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
-    cmp.add_argument("--out", type=Path, default=Path("compare"))
-    cmp.add_argument("--device", default="auto", choices=DEVICES)
+    cmp.add_argument(
+        "--out", type=Path, default=Path("compare"), help="folder for table and plot"
+    )
+    cmp.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     add_decoding(cmp)
     cmp.set_defaults(func=compare_command)
 
 
 def add_translate(sub: argparse._SubParsersAction) -> None:
     tr = sub.add_parser("translate", help="translate text with a trained run")
-    tr.add_argument("run_dir", type=Path)
+    tr.add_argument("run_dir", type=Path, help="a run directory of seq2seq train")
     tr.add_argument("--input", "-i", type=Path, help="default: standard input")
     tr.add_argument("--output", "-o", type=Path, help="default: standard output")
     tr.add_argument("--batch-size", type=int, default=32, help="sentences at a time")
@@ -149,7 +161,7 @@ def add_translate(sub: argparse._SubParsersAction) -> None:
     )
     tr.add_argument("--plot", type=Path, metavar="DIR", help="a heatmap per line")
     tr.add_argument("--json", action="store_true", help="one JSON object per line")
-    tr.add_argument("--device", default="auto", choices=DEVICES)
+    tr.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     add_decoding(tr)
     tr.set_defaults(func=translate_command)
 
@@ -158,7 +170,7 @@ def add_experiment(sub: argparse._SubParsersAction) -> None:
     exp = sub.add_parser(
         "experiment", help="train a list of configs alike, then compare"
     )
-    exp.add_argument("file", type=Path)
+    exp.add_argument("file", type=Path, help="an experiment YAML file")
     exp.add_argument(
         "--jobs", type=int, help="trainings at a time (default: the file's jobs)"
     )

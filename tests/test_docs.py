@@ -4,11 +4,14 @@ stays a front door."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+
+from seq2seq import cli
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -88,3 +91,36 @@ def test_the_readme_is_a_front_door() -> None:
     linked = {Path(t.partition("#")[0]).name for t in links(REPO / "README.md")}
     missing = {p.name for p in PAGES[1:]} - linked
     assert not missing, f"docs pages the README does not link: {missing}"
+
+
+def commands(parser: argparse.ArgumentParser, path: str = "seq2seq"):
+    """(command path, its parser) for every leaf command."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+        return
+    for name, sub in subs[0].choices.items():
+        yield from commands(sub, f"{path} {name}")
+
+
+def mentions(text: str, name: str) -> bool:
+    """``name`` as a whole option (``--out`` is not found in ``--output``)."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def test_cli_md_lists_every_option_of_every_command() -> None:
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    reference = text[text.index("## Every option") :]
+    missing = []
+    for path, parser in commands(cli.parser()):
+        start = reference.find(f"### `{path}`")
+        if start < 0:
+            missing.append(path)
+            continue
+        end = reference.find("\n### ", start + 1)
+        section = reference[start : end if end > 0 else None]
+        for action in parser._actions:
+            names = action.option_strings or [action.dest.upper()]
+            if not isinstance(action, argparse._HelpAction):
+                missing += [f"{path} {n}" for n in names if not mentions(section, n)]
+    assert missing == []
