@@ -236,17 +236,11 @@ def stdin_lines(stream: BinaryIO) -> Iterator[str]:
 
 def check_paths(output: Path | None, plot_dir: Path | None) -> None:
     """Refuse an output path that cannot be written before any decoding."""
-    if output is not None:
-        if output.is_dir():
-            raise UserError(
-                f"--output {output}: is a directory; name a file, e.g. "
-                f"{output / 'out.txt'}"
-            )
-        if not output.parent.is_dir():
-            raise UserError(
-                f"--output {output}: folder {output.parent} does not exist; "
-                "create it first"
-            )
+    # (a missing or unwritable folder fails when main opens the temporary file)
+    if output is not None and output.is_dir():
+        raise UserError(
+            f"--output {output}: is a directory; name a file, e.g. {output / 'out.txt'}"
+        )
     if plot_dir is not None and plot_dir.exists() and not plot_dir.is_dir():
         raise UserError(f"--plot {plot_dir}: is a file; name a folder for heatmaps")
 
