@@ -22,6 +22,7 @@ from pathlib import Path
 from seq2seq.config import load_config
 from seq2seq.errors import run_script
 from seq2seq.progress import tensorboard_command
+from seq2seq.synth import VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 MODES = ("none", "additive")
@@ -75,6 +76,15 @@ def heatmap_sentence(test_src: Path, out: Path) -> Path:
     path = out / "heatmap.en"
     path.write_text(line + "\n", encoding="utf-8")
     return path
+
+
+def current_corpus(train_src: Path) -> bool:
+    """Is the corpus complete (its manifest is written last) and made by this
+    version of the generator? If not, the demo makes it anew."""
+    manifest = train_src.parent / "MANIFEST.json"
+    if not manifest.is_file():
+        return False
+    return json.loads(manifest.read_text(encoding="utf-8")).get("version") == VERSION
 
 
 def train_and_evaluate(out: Path, extra: list[str], env: dict[str, str]) -> None:
@@ -134,7 +144,7 @@ def main() -> None:
     out = args.out if args.out.is_absolute() else REPO / args.out
     cfg = load_config(REPO / "configs/synth_ende/additive.yaml", args.overrides)
     test_src = REPO / (cfg.data.test or cfg.data.val).src  # absolute stays absolute
-    if not (REPO / cfg.data.train.src).exists():
+    if not current_corpus(REPO / cfg.data.train.src):
         wait([sh("prepare", "synth_ende")])
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     train_and_evaluate(out, [x for o in args.overrides for x in ("--set", o)], env)

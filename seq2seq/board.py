@@ -158,3 +158,54 @@ def samples_markdown(rows: Sequence[tuple[str, str, str]]) -> str:
         cells = [c.replace("|", "\\|") for c in (src, ref, hyp)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+PROBE_MIN_N = 20  # positions seen fewer times are left out of the probe plot
+
+
+def probe_figure(results: Sequence[dict]) -> Figure:
+    """seq2seq probe, one colour per run: the probe's accuracy by source word
+    position (dashed: the same probe without the vector), by relative position
+    (0 = first word, 1 = last), and the output's recall by reference position."""
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), dpi=100)
+    for k, r in enumerate(results):
+        colour = f"C{k}"
+        name = Path(r["run"]).name
+        label = r["mode"] if name == r["mode"] else f"{r['mode']} ({name})"
+        for ax, key in ((axes[0], "by_position"), (axes[2], "output_by_position")):
+            rows = [p for p in r[key] if p["n"] >= PROBE_MIN_N]
+            xs = [p["position"] for p in rows]
+            ax.plot(xs, [p["accuracy"] for p in rows], colour, label=label)
+        rows = [p for p in r["baseline_by_position"] if p["n"] >= PROBE_MIN_N]
+        xs = [p["position"] for p in rows]
+        axes[0].plot(xs, [p["accuracy"] for p in rows], colour, ls="--", lw=0.8)
+        rows = [b for b in r["by_relative_position"] if b["n"] >= PROBE_MIN_N]
+        xs = [(b["lo"] + b["hi"]) / 2 for b in rows]
+        axes[1].plot(xs, [b["accuracy"] for b in rows], colour, marker="o")
+    titles = (
+        "word i named from the vector (dashed: position only)",
+        "the same by relative position",
+        "output words right, by position",
+    )
+    xlabels = ("source word position", "position / (length - 1)", "reference position")
+    for ax, title, xlabel in zip(axes, titles, xlabels, strict=True):
+        ax.set(xlabel=xlabel, ylim=(0, 1))
+        ax.set_title(title, fontsize=9)
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def log_probe(run_dir: Path, result: dict, png: Path) -> None:
+    """Save the probe plot and write it, and its curves (x = position, as the
+    step), to the run's TensorBoard under ``probe_<split>/``."""
+    fig = probe_figure([result])
+    fig.savefig(png)
+    writer = SummaryWriter(log_dir=str(run_dir))
+    tag = f"probe_{result['split']}"
+    for key, name in (("by_position", "accuracy"), ("output_by_position", "recall")):
+        for p in result[key]:
+            writer.add_scalar(f"{tag}/{name}_by_position", p["accuracy"], p["position"])
+    writer.add_figure(f"{tag}/plot", fig, result["step"] or 0, close=True)
+    writer.close()

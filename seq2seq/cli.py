@@ -1,5 +1,5 @@
 """The ``seq2seq`` command: prepare, train, evaluate, compare, translate,
-experiment."""
+experiment, probe."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
         add_compare,
         add_translate,
         add_experiment,
+        add_probe,
     ):
         add(sub)
     return p
@@ -177,6 +178,21 @@ def add_experiment(sub: argparse._SubParsersAction) -> None:
     exp.set_defaults(func=experiment_command)
 
 
+def add_probe(sub: argparse._SubParsersAction) -> None:
+    pr = sub.add_parser(
+        "probe", help="does the vector the decoder reads still hold word i?"
+    )
+    pr.add_argument("run_dirs", type=Path, nargs="+", help="run directories")
+    pr.add_argument("--split", default="test", choices=["val", "test"])
+    pr.add_argument(
+        "--sentences", type=int, default=3000, help="train pairs the probe learns from"
+    )
+    pr.add_argument("--epochs", type=int, default=5, help="probe training epochs")
+    pr.add_argument("--checkpoint", default="best", help="best, last, or a path")
+    pr.add_argument("--plot", type=Path, help="also one PNG with every run's curves")
+    pr.set_defaults(func=probe_command)
+
+
 # The commands. Each imports what it needs when it runs: `seq2seq --help`
 # stays fast.
 
@@ -247,6 +263,27 @@ def compare_command(args: argparse.Namespace) -> None:
         f"\nwrote {args.out}/: compare.md, compare.csv, compare.json, "
         "bleu_by_length.png"
     )
+
+
+def probe_command(args: argparse.Namespace) -> None:
+    from seq2seq.probe import format_probe, probe
+
+    if args.sentences < 1 or args.epochs < 1:
+        raise UserError("--sentences and --epochs must be at least 1")
+    if args.plot is not None and args.plot.is_dir():
+        raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
+    results = []
+    for run_dir in args.run_dirs:
+        results.append(
+            probe(run_dir, args.split, args.sentences, args.epochs, args.checkpoint)
+        )
+        print(format_probe(results[-1]))
+        print(f"wrote {run_dir}/probe_{args.split}.json and .png")
+    if args.plot is not None:
+        from seq2seq.board import probe_figure
+
+        probe_figure(results).savefig(args.plot)
+        print(f"wrote {args.plot}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -81,6 +81,15 @@ def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
         "tokenizer.vocab_size=1000",  # this subset supports fewer pieces than 1300
         "train.lr=0.006",
         "train.batch_tokens=1500",
+        # the small model the tests were calibrated on (the demo's is bigger)
+        "model.attention_dim=64",
+        "model.encoder.embed_dim=64",
+        "model.encoder.hidden_size=64",
+        "model.encoder.dropout=0.1",
+        "model.decoder.embed_dim=64",
+        "model.decoder.hidden_size=128",
+        "model.decoder.dropout=0.1",
+        "model.decoder.input_feeding=true",
     ]
 
 

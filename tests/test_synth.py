@@ -93,6 +93,27 @@ def test_write_corpus_files_and_manifest(corpus: tuple[Path, dict]) -> None:
         assert stats["en_len_min"] == min(lens) >= 3
 
 
+def test_train_balances_words_and_val_test_balance_sentences(
+    corpus: tuple[Path, dict],
+) -> None:
+    """Train: about as many words in every length bucket (so half its pairs are
+    short); val and test: about as many sentences in every bucket."""
+    out, _ = corpus
+    for split, per in (("train", "words"), ("val", "sentences"), ("test", "sentences")):
+        lens = [
+            len(x.split())
+            for x in (out / f"{split}.en").read_text("utf-8").splitlines()
+        ]
+        totals = [
+            sum(n if per == "words" else 1 for n in lens if lo <= n <= hi)
+            for lo, hi in synth.BUCKETS
+        ]
+        mean = sum(totals) / len(totals)
+        assert all(0.8 * mean <= t <= 1.2 * mean for t in totals), (split, totals)
+    short = sum(len(x.split()) <= 10 for x in (out / "train.en").open(encoding="utf-8"))
+    assert short > 0.45 * synth.SPLITS["train"]
+
+
 def test_val_and_test_sentences_never_occur_in_train(
     corpus: tuple[Path, dict],
 ) -> None:

@@ -1,0 +1,282 @@
+"""``seq2seq probe RUN_DIR --split test``: do early words fade from one vector?
+
+The lesson's table says of the final RNN state: "compress all history into one
+vector", limitation "early tokens fade". Two measurements test that directly:
+
+1. **A probe** (Adi et al. 2017; Conneau et al. 2018, "What you can cram into a
+   single $&!#* vector"). The trained model is frozen. For every source word i
+   we take the vector through which the decoder reads the source, and a small
+   classifier, trained on the train split, must name the word's first subword
+   from that vector and the position i. ``none`` and ``context`` read the
+   source only through the encoder summary c = [h_n(forward); h_1(backward)]
+   (the decoder's h_0 = tanh(W_b c) is a function of it, so c bounds what the
+   decoder can get). Attention modes read the context c_t = sum_j a_tj h_j at
+   the step t that attends most to word i, with the reference force-decoded.
+   Both vectors have the encoder's width D, and the classifier is the same.
+2. **Output recall by target position**: for each reference word position j,
+   the share of reference words at j that are part of the longest matching
+   between hypothesis and reference (difflib), from the greedy hypotheses.
+
+Accuracies are reported by source word position and by source length (the
+``evaluate`` buckets), in ``RUN_DIR/probe_<split>.json``, a plot and TensorBoard.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from seq2seq.config import Config
+from seq2seq.data import Split, bucket_batches, collate, load_split
+from seq2seq.evaluate import cached_evaluate, eval_split, load_run
+from seq2seq.metrics import length_buckets
+from seq2seq.model import Seq2Seq
+from seq2seq.tokenizer import Tokenizer, word_index
+from seq2seq.workspace import Encoded, encode
+
+
+@dataclass
+class Examples:
+    """One row per source word: the vector read for it, its position, the id
+    of its first subword (what the probe must name), and its sentence."""
+
+    vectors: Tensor  # (N, D)
+    positions: Tensor  # (N,) 0-based word position
+    targets: Tensor  # (N,) first-subword id of the word
+    sentence: Tensor  # (N,) index of the sentence in its split
+    words: Tensor  # (N,) number of words in that sentence
+
+    def without_vectors(self) -> Examples:
+        """The same rows with the vectors zeroed: what position alone gives."""
+        zero = torch.zeros_like(self.vectors)
+        return Examples(zero, self.positions, self.targets, self.sentence, self.words)
+
+
+@torch.no_grad()
+def read_vectors(
+    model: Seq2Seq, data: Encoded, tok: Tokenizer, batch: int = 64
+) -> Examples:
+    """The vector the decoder reads for each source word (module docstring)."""
+    rows: list[tuple[Tensor, int, int, int]] = []
+    for index in bucket_batches(data.lengths(), 10**9, batch):
+        b = collate(data.src_ids, data.tgt_ids, index)
+        memory = model.encode(b.src, b.src_len)
+        _, weights = model(b.src, b.src_len, b.tgt_in)  # (B, T, S) or None
+        if weights is not None:
+            contexts = torch.bmm(weights, memory.keys)  # (B, T, D), c_t
+        for k, i in enumerate(index):
+            words = word_index(tok.src_pieces(data.src_ids[i]))
+            t_len = len(data.tgt_ids[i]) + 1  # the steps that predict a token
+            for j, w in enumerate(words):
+                if j > 0 and words[j - 1] == w:
+                    continue  # only the first subword of each word
+                if weights is None:
+                    vector = memory.final[k]  # (D,), the same for every word
+                else:
+                    step = int(weights[k, :t_len, j].argmax())
+                    vector = contexts[k, step]  # (D,)
+                rows.append((vector, w, data.src_ids[i][j], i, words[-1] + 1))
+    return Examples(
+        torch.stack([r[0] for r in rows]).float(),
+        *(torch.tensor([r[k] for r in rows]) for k in range(1, 5)),
+    )
+
+
+class Classifier(nn.Module):
+    """An MLP from [vector; position embedding] to the source vocabulary."""
+
+    def __init__(self, dim: int, positions: int, vocab: int, hidden: int = 256):
+        super().__init__()
+        self.position = nn.Embedding(positions, 32)
+        self.net = nn.Sequential(
+            nn.Linear(dim + 32, hidden), nn.ReLU(), nn.Linear(hidden, vocab)
+        )
+        self.positions = positions
+
+    def forward(self, vectors: Tensor, positions: Tensor) -> Tensor:
+        p = self.position(positions.clamp(max=self.positions - 1))  # (N, 32)
+        return self.net(torch.cat([vectors, p], dim=-1))  # (N, V)
+
+
+def train_probe(
+    train: Examples, vocab: int, epochs: int = 5, seed: int = 1, batch: int = 256
+) -> Classifier:
+    """Fit the classifier with Adam on ``train`` (the model stays frozen)."""
+    torch.manual_seed(seed)
+    probe = Classifier(train.vectors.size(1), int(train.positions.max()) + 1, vocab)
+    opt = torch.optim.Adam(probe.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        for rows in torch.randperm(len(train.targets), generator=g).split(batch):
+            logits = probe(train.vectors[rows], train.positions[rows])
+            loss = nn.functional.cross_entropy(logits, train.targets[rows])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return probe.eval()
+
+
+@torch.no_grad()
+def correct(probe: Classifier, examples: Examples) -> Tensor:
+    """(N,) bool: did the probe name each word's first subword?"""
+    predicted = probe(examples.vectors, examples.positions).argmax(-1)
+    return predicted == examples.targets
+
+
+def by_position(hits: Tensor, positions: Tensor) -> list[dict[str, Any]]:
+    """[{position (1-based), n, accuracy}] over every position seen."""
+    out = []
+    for p in sorted(set(positions.tolist())):
+        pick = hits[positions == p]
+        out.append(
+            {"position": p + 1, "n": len(pick), "accuracy": pick.float().mean().item()}
+        )
+    return out
+
+
+def by_relative_position(
+    hits: Tensor, positions: Tensor, words: Tensor, bins: int = 10
+) -> list[dict[str, Any]]:
+    """[{lo, hi, n, accuracy}] over position / (words - 1) in ``bins`` equal
+    bins from the first word (0) to the last (1); one-word sentences left out.
+    With a bidirectional encoder the summary holds both ends: this is where a
+    fading middle shows."""
+    keep = words > 1
+    rel = positions[keep].float() / (words[keep] - 1).float()  # (N',) in [0, 1]
+    index = (rel * bins).long().clamp(max=bins - 1)
+    out = []
+    for k in range(bins):
+        pick = hits[keep][index == k]
+        acc = pick.float().mean().item() if len(pick) else None
+        out.append(
+            {"lo": k / bins, "hi": (k + 1) / bins, "n": len(pick), "accuracy": acc}
+        )
+    return out
+
+
+def by_length(
+    hits: Tensor, sentence: Tensor, src_words: Sequence[int], edges: Sequence[int]
+) -> list[dict[str, Any]]:
+    """[{lo, hi, n, accuracy}] over the source-length buckets of ``evaluate``;
+    n counts words, accuracy is over the words of the bucket's sentences."""
+    words = [src_words[i] for i in sentence.tolist()]
+    out = []
+    for lo, hi, index in length_buckets(words, edges):
+        pick = hits[index]
+        acc = pick.float().mean().item() if index else None
+        out.append({"lo": lo, "hi": hi, "n": len(index), "accuracy": acc})
+    return out
+
+
+def output_recall(hyps: Sequence[str], refs: Sequence[str]) -> list[dict[str, Any]]:
+    """For each reference word position j (1-based), the share of reference
+    words at j that the hypothesis gets right: those in the longest matching
+    blocks between the two word sequences (difflib, no junk heuristic)."""
+    n: dict[int, int] = {}
+    right: dict[int, int] = {}
+    for hyp, ref in zip(hyps, refs, strict=True):
+        h, r = hyp.split(), ref.split()
+        matcher = difflib.SequenceMatcher(None, h, r, autojunk=False)
+        matched = {
+            b + k for _, b, size in matcher.get_matching_blocks() for k in range(size)
+        }
+        for j in range(len(r)):
+            n[j] = n.get(j, 0) + 1
+            right[j] = right.get(j, 0) + (j in matched)
+    return [
+        {"position": j + 1, "n": n[j], "accuracy": right[j] / n[j]} for j in sorted(n)
+    ]
+
+
+def train_examples(
+    cfg: Config, model: Seq2Seq, tok: Tokenizer, sentences: int
+) -> Examples:
+    """Probe training rows from the first ``sentences`` pairs of the train split."""
+    train = load_split(cfg.data.train, "train")
+    head = Split("train", train.src[:sentences], train.tgt[:sentences])
+    return read_vectors(model, encode(head, tok), tok)
+
+
+def probe(
+    run_dir: Path,
+    split: str = "test",
+    sentences: int = 3000,
+    epochs: int = 5,
+    checkpoint: str = "best",
+) -> dict[str, Any]:
+    """Run both measurements on ``split``; write probe_<split>.json/.png and
+    TensorBoard scalars into the run; return the result."""
+    run_dir = Path(run_dir)
+    cfg, tok, model, payload = load_run(run_dir, checkpoint)
+    torch.manual_seed(cfg.train.seed)
+    train = train_examples(cfg, model, tok, sentences)
+    data = encode(eval_split(cfg, split).split, tok)
+    test = read_vectors(model, data, tok)
+    hits = correct(train_probe(train, tok.src_vocab_size, epochs), test)
+    # the same classifier without the vector: what the position alone predicts
+    blind = train_probe(train.without_vectors(), tok.src_vocab_size, epochs)
+    blind_hits = correct(blind, test.without_vectors())
+    evaluated = cached_evaluate(run_dir, split, checkpoint=checkpoint)
+    hyps = (run_dir / f"hyp_{split}.txt").read_text(encoding="utf-8").splitlines()
+    result = {
+        "run": str(run_dir),
+        "split": split,
+        "mode": cfg.model.attention,
+        "vector": "context at the aligned step" if model.has_alignment else "summary",
+        "step": payload.get("state", {}).get("step"),
+        "bleu": evaluated["bleu"],
+        "probe": {"train_sentences": sentences, "epochs": epochs, "hidden": 256},
+        "accuracy": hits.float().mean().item(),
+        "baseline_accuracy": blind_hits.float().mean().item(),
+        "by_position": by_position(hits, test.positions),
+        "baseline_by_position": by_position(blind_hits, test.positions),
+        "by_relative_position": by_relative_position(hits, test.positions, test.words),
+        "by_length": by_length(hits, test.sentence, data.src_words(), cfg.eval.buckets),
+        "output_by_position": output_recall(hyps, data.split.tgt),
+    }
+    _write_json(run_dir / f"probe_{split}.json", result)
+    from seq2seq.board import log_probe  # matplotlib and TensorBoard, only here
+
+    log_probe(run_dir, result, run_dir / f"probe_{split}.png")
+    return result
+
+
+def _write_json(path: Path, result: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def format_probe(result: dict[str, Any], every: int = 5) -> str:
+    """A few lines: overall accuracy, by length, and by position (every 5th)."""
+    pos = result["by_position"]
+    out = result["output_by_position"]
+    pick = [p for p in pos if p["position"] == 1 or p["position"] % every == 0]
+    return "\n".join(
+        [
+            f"{result['run']} [{result['mode']}, probe on the {result['vector']}] "
+            f"{result['split']}: word accuracy {result['accuracy']:.3f} "
+            f"(position alone: {result['baseline_accuracy']:.3f})",
+            "  by source length: "
+            + "  ".join(
+                f"{b['lo']}-{b['hi']}: {b['accuracy']:.2f}"
+                for b in result["by_length"]
+                if b["accuracy"] is not None
+            ),
+            "  by source position: "
+            + "  ".join(f"{p['position']}: {p['accuracy']:.2f}" for p in pick),
+            "  output recall by target position: "
+            + "  ".join(
+                f"{p['position']}: {p['accuracy']:.2f}"
+                for p in out
+                if p["position"] == 1 or p["position"] % every == 0
+            ),
+        ]
+    )
