@@ -90,6 +90,7 @@ def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
         "model.decoder.hidden_size=128",
         "model.decoder.dropout=0.1",
         "model.decoder.input_feeding=true",
+        "train.curriculum_steps=0",
     ]
 
 
