@@ -27,12 +27,10 @@ __all__ = ["BUCKETS", "SPLITS", "VERSION", "generate_pairs", "render", "write_co
 
 SPLITS: dict[str, int] = {"train": 50000, "val": 500, "test": 1000}
 BUCKETS: tuple[tuple[int, int], ...] = ((3, 10), (11, 20), (21, 30), (31, 40), (41, 60))
-# How often each bucket is drawn. Val and test: uniformly, so every bucket has
-# as many sentences to score. Train: about as many *words* in every bucket
-# (weights ~ 1 / mean length), so half the pairs are short ones. A model with
-# no attention learns short sentences first (Cho et al. 2014); with pairs drawn
-# uniformly, 3-10 words were 5 % of the training words and it learned none in
-# the demo's budget (docs/results.md, "Making none learn").
+# Val and test draw the buckets uniformly (as many sentences to score in each);
+# train draws them ~ 1 / mean length, so each holds about as many *words* and
+# half the pairs are short: drawn uniformly, 3-10 words were 5 % of the training
+# words and `none` learned none of them (docs/results.md, "Making none learn").
 TRAIN_WEIGHTS: tuple[float, ...] = (0.503, 0.211, 0.128, 0.092, 0.065)
 VERSION = 2  # 1: train drawn uniformly over the buckets, 30,000 pairs
 _T = TypeVar("_T")
