@@ -256,27 +256,27 @@ def _write_json(path: Path, result: dict[str, Any]) -> None:
 
 def format_probe(result: dict[str, Any], every: int = 5) -> str:
     """A few lines: overall accuracy, by length, and by position (every 5th)."""
-    pos = result["by_position"]
-    out = result["output_by_position"]
-    pick = [p for p in pos if p["position"] == 1 or p["position"] % every == 0]
+
+    def row(rows: list[dict[str, Any]], fmt: str) -> str:
+        return "  ".join(fmt.format(**r) for r in rows if r["accuracy"] is not None)
+
+    def picked(key: str) -> list[dict[str, Any]]:
+        return [
+            p
+            for p in result[key]
+            if p["position"] in (1, 2) or p["position"] % every == 0
+        ]
+
+    position = "{position}: {accuracy:.2f}"
     return "\n".join(
         [
             f"{result['run']} [{result['mode']}, probe on the {result['vector']}] "
             f"{result['split']}: word accuracy {result['accuracy']:.3f} "
             f"(position alone: {result['baseline_accuracy']:.3f})",
             "  by source length: "
-            + "  ".join(
-                f"{b['lo']}-{b['hi']}: {b['accuracy']:.2f}"
-                for b in result["by_length"]
-                if b["accuracy"] is not None
-            ),
-            "  by source position: "
-            + "  ".join(f"{p['position']}: {p['accuracy']:.2f}" for p in pick),
+            + row(result["by_length"], "{lo}-{hi}: {accuracy:.2f}"),
+            "  by source position: " + row(picked("by_position"), position),
             "  output recall by target position: "
-            + "  ".join(
-                f"{p['position']}: {p['accuracy']:.2f}"
-                for p in out
-                if p["position"] == 1 or p["position"] % every == 0
-            ),
+            + row(picked("output_by_position"), position),
         ]
     )

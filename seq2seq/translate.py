@@ -118,7 +118,10 @@ def pharaoh(hyp: Hypothesis, src_pieces: list[str], tok: Tokenizer) -> str:
     links = alignment_from_attention(
         hyp.weights, word_index(src_pieces), word_index(tok.tgt_pieces(hyp.tokens))
     )
-    return " ".join(f"{i}-{j}" for i, j in sorted(links))
+    # A bare word-boundary piece decodes to no word: keep links in range of the
+    # words the reader sees (an early model can write just that piece).
+    words = len(tok.decode_tgt(hyp.tokens).split())
+    return " ".join(f"{i}-{j}" for i, j in sorted(links) if j < words)
 
 
 def render(t: Translation, tok: Tokenizer, out: Output) -> list[str]:
