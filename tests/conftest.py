@@ -107,3 +107,19 @@ def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:
         "train.batch_tokens=400",
         "train.num_probes=1",
     ]
+
+
+def tiny_runs(root: Path, test_pairs: int) -> dict[str, Path]:
+    """Tiny `none` and `additive` runs on a small synth_ende corpus (seconds)."""
+    from seq2seq.config import load_config
+    from seq2seq.synth import write_corpus
+    from seq2seq.train import train
+
+    sizes = {"train": 300, "val": 20, "test": test_pairs}
+    write_corpus(root / "corpus", seed=5, sizes=sizes)
+    out = {}
+    for mode in ("none", "additive"):
+        items = tiny_overrides(root / "corpus", root / "runs", mode)
+        cfg = load_config(REPO / f"configs/synth_ende/{mode}.yaml", items)
+        out[mode] = train(cfg, "cpu")
+    return out

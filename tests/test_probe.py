@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, tiny_overrides
+from conftest import tiny_runs
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.cli import main
-from seq2seq.config import load_config
 from seq2seq.probe import (
     Examples,
     by_position,
@@ -20,8 +19,6 @@ from seq2seq.probe import (
     output_recall,
     train_probe,
 )
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
 
 
 def examples(vectors: torch.Tensor, targets: torch.Tensor) -> Examples:
@@ -80,14 +77,7 @@ def test_output_recall_counts_reference_words_in_the_matching() -> None:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("probe")
-    write_corpus(root / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 30})
-    out = {}
-    for mode in ("none", "additive"):
-        items = tiny_overrides(root / "corpus", root / "runs", mode)
-        cfg = load_config(REPO / f"configs/synth_ende/{mode}.yaml", items)
-        out[mode] = train(cfg, "cpu")
-    return out
+    return tiny_runs(tmp_path_factory.mktemp("probe"), test_pairs=30)
 
 
 def test_probe_command_writes_json_plot_and_tensorboard(runs, tmp_path) -> None:

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, tiny_overrides
+from conftest import REPO, tiny_runs
 
 from seq2seq.cli import main
-from seq2seq.config import load_config
 from seq2seq.search import Hypothesis
-from seq2seq.synth import write_corpus
 from seq2seq.tokenizer import word_index
-from seq2seq.train import train
 from seq2seq.translate import pharaoh, prompt_lines
 from seq2seq.workspace import run_tokenizer
 
@@ -27,16 +24,7 @@ LONG = " ".join(["the"] * 300)
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("translate")
-    write_corpus(root / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 10})
-    out = {}
-    for mode in ("none", "additive"):
-        cfg = load_config(
-            REPO / f"configs/synth_ende/{mode}.yaml",
-            tiny_overrides(root / "corpus", root / "runs", mode),
-        )
-        out[mode] = train(cfg, "cpu")
-    return out
+    return tiny_runs(tmp_path_factory.mktemp("translate"), test_pairs=10)
 
 
 @pytest.fixture
