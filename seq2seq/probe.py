@@ -64,11 +64,11 @@ def read_vectors(
     model: Seq2Seq, data: Encoded, tok: Tokenizer, batch: int = 64
 ) -> Examples:
     """The vector the decoder reads for each source word (module docstring)."""
-    rows: list[tuple[Tensor, int, int, int]] = []
+    rows: list[tuple[Tensor, int, int, int, int]] = []
     for index in bucket_batches(data.lengths(), 10**9, batch):
         b = collate(data.src_ids, data.tgt_ids, index)
         memory = model.encode(b.src, b.src_len)
-        _, weights = model(b.src, b.src_len, b.tgt_in)  # (B, T, S) or None
+        _, weights = model.decoder(b.tgt_in, memory)  # (B, T, S) or None
         if weights is not None:
             contexts = torch.bmm(weights, memory.keys)  # (B, T, D), c_t
         for k, i in enumerate(index):
