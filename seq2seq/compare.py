@@ -162,19 +162,24 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
     return "\n".join(lines)
 
 
-def training_summary(run: Path) -> dict[str, float | None]:
-    """Best validation BLEU, the perplexity there, and training minutes, from
-    the run's history.jsonl (None where the run has none)."""
+def training_summary(run: Path) -> dict[str, Any]:
+    """Best validation BLEU, the perplexity and epoch there, the epochs trained
+    and training minutes, from the run's history.jsonl (None where the run has
+    none; runs from before history recorded epochs have no epochs)."""
     path = run / "history.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     history = [json.loads(line) for line in lines if line.strip()]
     if not history:
-        return {"val_bleu": None, "val_ppl": None, "train_minutes": None}
+        return dict.fromkeys(
+            ("val_bleu", "val_ppl", "best_epoch", "epochs", "train_minutes")
+        )
     best = max(history, key=lambda h: h["bleu"])
     elapsed = history[-1].get("elapsed_s")
     return {
         "val_bleu": best["bleu"],
         "val_ppl": best["ppl"],
+        "best_epoch": best.get("epoch"),
+        "epochs": history[-1].get("epoch"),
         "train_minutes": None if elapsed is None else elapsed / 60,
     }
 
@@ -191,6 +196,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             "mode",
             "params",
             "train min",
+            "epochs (best)",
             "val BLEU",
             "val ppl",
             "BLEU",
@@ -209,6 +215,7 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             r["mode"],
             f"{r['params']:,}",
             _cell(r["train_minutes"]),
+            _epochs(r),
             _cell(r["val_bleu"]),
             _cell(r["val_ppl"], 2),
             _cell(r["bleu"]),
@@ -223,6 +230,13 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         for r in results
     ]
     return head, body
+
+
+def _epochs(result: dict[str, Any]) -> str:
+    """Epochs trained, and the best validation's: "12 (9)"."""
+    if result.get("epochs") is None:
+        return "-"
+    return f"{result['epochs']} ({result['best_epoch']})"
 
 
 def _filled(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -332,6 +346,7 @@ def write_csv(results: list[dict[str, Any]], path: Path) -> None:
                     r["mode"],
                     r["params"],
                     r["train_minutes"],
+                    _epochs(r),
                     r["val_bleu"],
                     r["val_ppl"],
                     r["bleu"],

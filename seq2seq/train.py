@@ -334,7 +334,8 @@ class Loop:
         """Validate (rank 0), checkpoint; True when early stopping says stop."""
         improved = False
         if self.validator is not None:
-            result = self.validator.run(self.model, self.step)
+            extra = {"epoch": self.epoch, "lr": self.schedule.lr(self.step)}
+            result = self.validator.run(self.model, self.step, extra)
             improved = result["bleu"] > self.best_bleu
             if improved:
                 self.best_bleu, self.best = result["bleu"], result

@@ -96,7 +96,10 @@ class Validator:
             averages["aer"] = aer(predicted, gold)
         return total / max(tokens, 1), averages
 
-    def run(self, model: Seq2Seq, step: int) -> dict[str, float]:
+    def run(
+        self, model: Seq2Seq, step: int, extra: dict[str, float] | None = None
+    ) -> dict[str, float]:
+        """Validate; ``extra`` (epoch, lr) is written to history.jsonl beside it."""
         val, tok = self.ws.val, self.ws.tokenizer
         loss, attention = self.loss(model)
         src_ids = [val.src_ids[i] for i in self.subset]
@@ -123,7 +126,8 @@ class Validator:
         self.draw_probes(model, step)
         with open(self.history, "a", encoding="utf-8") as f:
             elapsed = time.monotonic() - self.start
-            f.write(json.dumps(result | {"elapsed_s": elapsed, "attention": attention}))
+            line = result | (extra or {}) | {"elapsed_s": elapsed}
+            f.write(json.dumps(line | {"attention": attention}))
             f.write("\n")
         self.last_step = step
         print(

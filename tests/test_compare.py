@@ -53,6 +53,12 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     rows = list(csv.reader((out / "compare.csv").open()))
     assert len(rows) == 3 and rows[2][2] == str(data[1]["params"])
     assert rows[0][3] == "train min" and float(rows[2][3]) > 0
+    # epochs trained (and the best validation's) come from history.jsonl
+    history = [json.loads(x) for x in (runs[1] / "history.jsonl").open()]
+    best = max(history, key=lambda h: h["bleu"])
+    assert rows[0][4] == "epochs (best)"
+    assert rows[2][4] == f"{history[-1]['epoch']} ({best['epoch']})"
+    assert all(h["epoch"] >= 1 and h["lr"] > 0 for h in history)
     assert (out / "bleu_by_length.png").read_bytes().startswith(b"\x89PNG")
     # paired bootstrap against the first run, overall and per bucket
     assert data[0]["vs_baseline"] is None

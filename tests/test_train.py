@@ -275,3 +275,34 @@ def test_a_read_only_corpus_folder_is_never_written(tmp_path: Path) -> None:
         corpus.chmod(0o755)
     assert after == before
     assert (run / "spm" / "src.model").is_file()
+
+
+def test_early_stopping_halves_the_lr_then_stops(tmp_path: Path) -> None:
+    """schedule=plateau halves the lr after a validation without a new best
+    BLEU; patience=2 stops after two in a row. With an lr too small to change a
+    translation, every validation after the first is a stall."""
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
+    lr = 1e-10
+    cfg = load_config(
+        REPO / "configs/synth_ende/additive.yaml",
+        [
+            *tiny_overrides(corpus, tmp_path / "runs", "stop"),
+            f"train.lr={lr}",
+            "train.min_lr=1e-15",
+            "train.warmup_steps=0",
+            "train.schedule=plateau",
+            "train.plateau_patience=1",
+            "train.patience=2",
+            "train.max_steps=80",
+            "train.val_every=8",
+        ],
+    )
+    run = train(cfg, "cpu")
+    history = [json.loads(line) for line in (run / "history.jsonl").open()]
+    assert [h["step"] for h in history] == [8, 16, 24]  # stopped, budget was 80
+    assert [h["lr"] for h in history] == pytest.approx([lr, lr, lr / 2])
+    assert len({h["bleu"] for h in history}) == 1
+    assert all(h["epoch"] == 1 for h in history)  # 400 pairs: one epoch is longer
+    payload = torch.load(run / "last.pt", weights_only=True)
+    assert payload["state"]["step"] == 24 and payload["state"]["bad_validations"] == 2
