@@ -10,6 +10,7 @@ import torch
 from conftest import REPO, tiny_overrides
 
 from seq2seq import experiment as experiment_module
+from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.experiment import (
     Job,
@@ -98,9 +99,12 @@ def test_bad_experiment_files(tmp_path: Path) -> None:
 
 
 def test_shipped_experiments_load() -> None:
+    """Every run of every shipped experiment is a valid config, overrides and all."""
     for path in sorted((REPO / "configs/experiments").glob("*.yaml")):
         exp = load_experiment(path)
         assert exp.configs
+        for config in exp.configs:
+            load_config(REPO / config, list(exp.overrides))
 
 
 def fake_jobs(tmp_path: Path, monkeypatch, scripts: dict[str, str]) -> list[Job]:
