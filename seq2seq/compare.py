@@ -164,8 +164,9 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
 
 def training_summary(run: Path) -> dict[str, Any]:
     """Best validation BLEU, the perplexity and epoch there, the epochs trained
-    and training minutes, from the run's history.jsonl (None where the run has
-    none; runs from before history recorded epochs have no epochs)."""
+    (the epoch of the last validation, counted from 1) and training minutes,
+    from the run's history.jsonl; None for what it does not hold (histories
+    written before epochs were recorded)."""
     path = run / "history.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     history = [json.loads(line) for line in lines if line.strip()]
@@ -196,7 +197,8 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             "mode",
             "params",
             "train min",
-            "epochs (best)",
+            "epochs",
+            "best epoch",
             "val BLEU",
             "val ppl",
             "BLEU",
@@ -215,7 +217,8 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             r["mode"],
             f"{r['params']:,}",
             _cell(r["train_minutes"]),
-            _epochs(r),
+            _cell(r["epochs"], 0),
+            _cell(r["best_epoch"], 0),
             _cell(r["val_bleu"]),
             _cell(r["val_ppl"], 2),
             _cell(r["bleu"]),
@@ -230,13 +233,6 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         for r in results
     ]
     return head, body
-
-
-def _epochs(result: dict[str, Any]) -> str:
-    """Epochs trained, and the best validation's: "12 (9)"."""
-    if result.get("epochs") is None:
-        return "-"
-    return f"{result['epochs']} ({result['best_epoch']})"
 
 
 def _filled(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -346,7 +342,8 @@ def write_csv(results: list[dict[str, Any]], path: Path) -> None:
                     r["mode"],
                     r["params"],
                     r["train_minutes"],
-                    _epochs(r),
+                    r["epochs"],
+                    r["best_epoch"],
                     r["val_bleu"],
                     r["val_ppl"],
                     r["bleu"],

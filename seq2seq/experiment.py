@@ -27,11 +27,12 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 
 from seq2seq.checkpoint import load_checkpoint
 from seq2seq.compare import compare, markdown
-from seq2seq.config import build, read_yaml
+from seq2seq.config import build, load_config, read_yaml, to_dict
 from seq2seq.errors import UserError
 
 
@@ -75,6 +76,32 @@ class Job:
         except UserError:  # none yet, or unreadable: train from the start
             return "new"
         return "finished" if state.get("finished") else "interrupted"
+
+    def stale(self) -> str | None:
+        """The first setting in which the run folder's config.yaml differs
+        from what this job would train (the experiment file or a config was
+        edited since), as a one-line reason; None when it matches or is new."""
+        saved = self.run_dir / "config.yaml"
+        if not saved.is_file():
+            return None
+        overrides = [a for k, a in pairwise(self.args) if k == "--set"]
+        want = _flat(to_dict(load_config(self.config, overrides)))
+        have = _flat(read_yaml(saved))
+        for key in sorted(want.keys() | have.keys()):
+            if want.get(key) != have.get(key):
+                return f"{key} is {have.get(key)!r} there, {want.get(key)!r} now"
+        return None
+
+
+def _flat(tree: dict, prefix: str = "") -> dict[str, object]:
+    """{"a": {"b": 1}} -> {"a.b": 1}"""
+    out: dict[str, object] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out |= _flat(value, f"{prefix}{key}.")
+        else:
+            out[prefix + key] = value
+    return out
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -165,6 +192,12 @@ def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:
     if jobs is not None:
         exp = replace(exp, jobs=jobs)
     jobs = plan(exp)
+    for job in jobs:
+        if reason := job.stale():
+            raise UserError(
+                f"{job.run_dir}: made with other settings ({reason}); move or "
+                "delete that folder to retrain it, then run the experiment again"
+            )
     todo = [j for j in jobs if not all(map(j.evaluated, exp.splits))]
     print(f"{exp.name}: {len(jobs)} runs, {len(jobs) - len(todo)} already finished")
     run_jobs(todo, exp.splits, exp.jobs)

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.compare import compare
+from seq2seq.compare import compare, rows, training_summary
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate
@@ -53,12 +53,8 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     rows = list(csv.reader((out / "compare.csv").open()))
     assert len(rows) == 3 and rows[2][2] == str(data[1]["params"])
     assert rows[0][3] == "train min" and float(rows[2][3]) > 0
-    # epochs trained (and the best validation's) come from history.jsonl
-    history = [json.loads(x) for x in (runs[1] / "history.jsonl").open()]
-    best = max(history, key=lambda h: h["bleu"])
-    assert rows[0][4] == "epochs (best)"
-    assert rows[2][4] == f"{history[-1]['epoch']} ({best['epoch']})"
-    assert all(h["epoch"] >= 1 and h["lr"] > 0 for h in history)
+    assert rows[0][4:6] == ["epochs", "best epoch"]
+    assert all(h["epoch"] >= 1 and h["lr"] > 0 for h in history_of(runs[1]))
     assert (out / "bleu_by_length.png").read_bytes().startswith(b"\x89PNG")
     # paired bootstrap against the first run, overall and per bucket
     assert data[0]["vs_baseline"] is None
@@ -76,6 +72,40 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     assert {"compare/table/text_summary", "compare/significance/text_summary"} <= set(
         events.Tags()["tensors"]
     )
+
+
+def history_of(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "history.jsonl").open()]
+
+
+def test_training_summary_reads_epochs_from_history(tmp_path: Path) -> None:
+    def summary(*lines: dict) -> dict:
+        (tmp_path / "history.jsonl").write_text(
+            "".join(json.dumps(x) + "\n" for x in lines)
+        )
+        return training_summary(tmp_path)
+
+    line = {"bleu": 5.0, "ppl": 9.0, "elapsed_s": 60.0}
+    got = summary(
+        line | {"epoch": 1}, line | {"bleu": 7.0, "epoch": 2}, line | {"epoch": 4}
+    )
+    assert got == {
+        "val_bleu": 7.0,
+        "val_ppl": 9.0,
+        "best_epoch": 2,
+        "epochs": 4,
+        "train_minutes": 1.0,
+    }
+    # older histories have no epochs; a resumed one may have them from the middle
+    assert summary(line)["epochs"] is None and summary(line)["best_epoch"] is None
+    mixed = summary(line | {"bleu": 9.0}, line | {"epoch": 3})
+    assert (mixed["epochs"], mixed["best_epoch"]) == (3, None)
+    result = {"run": "r", "mode": "none", "params": 1, "bleu": 1.0, "chrf": 2.0}
+    result |= {"aer": None, "bleu_lc": 1.0}
+    result["buckets"] = [{"lo": 1, "hi": 9, "n": 1, "bleu": 1.0}]
+    _, body = rows([result | mixed])
+    assert body[0][4:6] == ["3", "-"]
+    assert training_summary(tmp_path / "nowhere")["epochs"] is None
 
 
 def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:

@@ -71,6 +71,16 @@ def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
         (4, 3),
     ]
     assert (root / "compare_test_joined" / "compare.json").is_file()
+    # An edited experiment file does not mix old runs into a new table.
+    spec = json.loads(path.read_text())
+    path.write_text(
+        json.dumps(spec | {"overrides": [*spec["overrides"], "train.lr=0.01"]})
+    )
+    with pytest.raises(
+        UserError, match=r"none-s1: made with other settings \(train.lr"
+    ):
+        experiment(path)
+    assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
 
 
 def test_interrupted_trainings_resume_and_finished_ones_are_kept(

@@ -306,3 +306,4 @@ def test_early_stopping_halves_the_lr_then_stops(tmp_path: Path) -> None:
     assert all(h["epoch"] == 1 for h in history)  # 400 pairs: one epoch is longer
     payload = torch.load(run / "last.pt", weights_only=True)
     assert payload["state"]["step"] == 24 and payload["state"]["bad_validations"] == 2
+    assert payload["schedule"]["scale"] == 0.25  # halved after each stall, saved
