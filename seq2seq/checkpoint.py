@@ -126,8 +126,8 @@ def check_matches(
     diff = config_differences(saved, current)
     if diff:
         key = diff[0]
-        old = _lookup(saved, key)
-        new = _lookup(current, key)
+        old = lookup(saved, key)
+        new = lookup(current, key)
         raise UserError(
             f"{path}: trained with {what}.{key}={old!r} but the config says "
             f"{new!r}; restore config.yaml or retrain"
@@ -135,7 +135,8 @@ def check_matches(
         )
 
 
-def _lookup(tree: dict[str, Any], dotted: str) -> Any:
+def lookup(tree: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key of a nested dict (None where it is missing)."""
     for part in dotted.split("."):
         tree = tree.get(part) if isinstance(tree, dict) else None
     return tree

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 
-from seq2seq.checkpoint import load_checkpoint
+from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.compare import compare, markdown
 from seq2seq.config import build, load_config, read_yaml, to_dict
 from seq2seq.errors import UserError
@@ -80,28 +80,19 @@ class Job:
     def stale(self) -> str | None:
         """The first setting in which the run folder's config.yaml differs
         from what this job would train (the experiment file or a config was
-        edited since), as a one-line reason; None when it matches or is new."""
+        edited since), as a one-line reason; None when it matches or is new.
+        Both are read through the schema, so keys added since take defaults."""
         saved = self.run_dir / "config.yaml"
         if not saved.is_file():
             return None
         overrides = [a for k, a in pairwise(self.args) if k == "--set"]
-        want = _flat(to_dict(load_config(self.config, overrides)))
-        have = _flat(read_yaml(saved))
-        for key in sorted(want.keys() | have.keys()):
-            if want.get(key) != have.get(key):
-                return f"{key} is {have.get(key)!r} there, {want.get(key)!r} now"
-        return None
-
-
-def _flat(tree: dict, prefix: str = "") -> dict[str, object]:
-    """{"a": {"b": 1}} -> {"a.b": 1}"""
-    out: dict[str, object] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            out |= _flat(value, f"{prefix}{key}.")
-        else:
-            out[prefix + key] = value
-    return out
+        want = to_dict(load_config(self.config, overrides))
+        have = to_dict(load_config(saved))
+        diff = config_differences(have, want)
+        if not diff:
+            return None
+        key = diff[0]
+        return f"{key} is {lookup(have, key)!r} there, {lookup(want, key)!r} now"
 
 
 def load_experiment(path: str | Path) -> Experiment:
