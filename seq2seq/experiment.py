@@ -13,7 +13,9 @@ An experiment file names the configs, the seeds, the overrides every run gets
 Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when it already has
 an ``eval_<split>.json`` for every split, only evaluated when its training
 finished, and continued with ``train --resume`` when its ``last.pt`` is from an
-interrupted training, so a killed experiment resumes where it stopped. The
+interrupted training, so a killed experiment resumes where it stopped (Ctrl-C
+or ``kill`` stops its running trainings too; ``last.pt`` is written atomically,
+so they resume from their last checkpoint). The
 comparison of the first split goes to ``<runs_dir>/<name>/compare/``, that of
 any further split to ``compare_<split>/``.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -152,26 +155,60 @@ def commands(job: Job, splits: Sequence[str], progress: str = "auto") -> str:
 def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
     """Train and evaluate each job in a subprocess, ``parallel`` at a time: a
     new job starts as soon as any running one ends. After a failure no new job
-    starts; those running are let finish, then the failure is reported."""
+    starts; those running are let finish, then the failure is reported. Stopped
+    itself (Ctrl-C, SIGTERM), it stops the running jobs before it returns."""
     env = os.environ | ({"OMP_NUM_THREADS": "1"} if parallel > 1 else {})
     pending = list(jobs)
     running: list[tuple[Job, subprocess.Popen]] = []
     failed: list[Job] = []
-    while running or (pending and not failed):
-        while pending and not failed and len(running) < parallel:
-            job = pending.pop(0)
-            cmd = commands(job, splits, "log" if parallel > 1 else "auto")
-            running.append((job, subprocess.Popen(cmd, shell=True, env=env)))
-        ended = [(job, proc) for job, proc in running if proc.poll() is not None]
-        if not ended:
-            time.sleep(0.5)
-        for job, proc in ended:
-            running.remove((job, proc))
-            if proc.returncode != 0:
-                failed.append(job)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        while running or (pending and not failed):
+            while pending and not failed and len(running) < parallel:
+                job = pending.pop(0)
+                cmd = commands(job, splits, "log" if parallel > 1 else "auto")
+                # Own process group: a stop reaches the shell and its python.
+                proc = subprocess.Popen(
+                    cmd, shell=True, env=env, start_new_session=True
+                )
+                running.append((job, proc))
+            ended = [(job, proc) for job, proc in running if proc.poll() is not None]
+            if not ended:
+                time.sleep(0.5)
+            for job, proc in ended:
+                running.remove((job, proc))
+                if proc.returncode != 0:
+                    failed.append(job)
+    except KeyboardInterrupt:
+        _stop([proc for _, proc in running])
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if failed:
         names = ", ".join(str(job.run_dir) for job in failed)
         raise UserError(f"{names}: training or evaluation failed (see above)")
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops the experiment as Ctrl-C does
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM each job's process group and wait for it (its last.pt survives:
+    checkpoints are written atomically)."""
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:  # ended meanwhile
+            pass
+    for proc in procs:
+        proc.wait()
+    if procs:
+        print(
+            f"stopped {len(procs)} running job(s); run the experiment again to "
+            "resume them from their last.pt",
+            file=sys.stderr,
+        )
 
 
 def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +158,36 @@ def test_after_a_failure_running_jobs_finish_and_no_new_one_starts(
         run_jobs(fake_jobs(tmp_path, monkeypatch, scripts), ["test"], parallel=2)
     assert (tmp_path / "slow-done").exists()
     assert not (tmp_path / "never-ran").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_experiment_stops_its_running_jobs(
+    tmp_path: Path, monkeypatch, signum: int
+) -> None:
+    pid_file, done = tmp_path / "pid", tmp_path / "done"
+    # The shell's child (sleep) is what must die, not only the shell.
+    scripts = {"long": f"sleep 30 & echo $! > {pid_file}; wait; touch {done}"}
+
+    def unhandled(*_: object) -> None:
+        raise RuntimeError("run_jobs did not handle SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signum))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_jobs(fake_jobs(tmp_path, monkeypatch, scripts), ["test"], parallel=1)
+        assert signal.getsignal(signal.SIGTERM) is unhandled  # restored
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGTERM, previous)
+    pid = int(pid_file.read_text())
+    for _ in range(50):  # the orphaned sleep is reaped by init shortly after
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"job's process {pid} still runs")
+    assert not done.exists()
