@@ -42,9 +42,11 @@ class DataConfig:
     max_src_words: int = 100  # training pairs longer than this are dropped
     max_tgt_words: int = 100
     join_train: int = 1  # >1: train on k = 1..N consecutive pairs joined (joined.py)
+    join_val: int = 1  # >1: validate (early stopping, heatmaps) on joined val pairs
 
     def __post_init__(self) -> None:
         _check(self.join_train >= 1, "data.join_train", "must be >= 1 (1: off)")
+        _check(self.join_val >= 1, "data.join_val", "must be >= 1 (1: off)")
         _check(self.max_src_words >= 1, "data.max_src_words", "must be >= 1")
         _check(self.max_tgt_words >= 1, "data.max_tgt_words", "must be >= 1")
 

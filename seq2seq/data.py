@@ -167,13 +167,17 @@ def limit_length(
 
 
 def load_corpus(cfg: DataConfig) -> dict[str, Split]:
-    """The train split (joined if asked, length-filtered), val, and test."""
+    """The train split (joined if asked, length-filtered), val (joined if
+    asked, so that early stopping judges the inputs the model is for), and test."""
     train = load_split(cfg.train, "train")
     if cfg.join_train > 1:  # long training pairs from real text (joined.py)
         train = join(train, cfg.join_train).split
+    val = load_split(cfg.val, "val")
+    if cfg.join_val > 1:
+        val = join(val, cfg.join_val).split
     splits = {
         "train": limit_length(train, cfg.train, cfg.max_src_words, cfg.max_tgt_words),
-        "val": load_split(cfg.val, "val"),
+        "val": val,
     }
     if cfg.test is not None:
         splits["test"] = load_split(cfg.test, "test")

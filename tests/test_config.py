@@ -51,6 +51,7 @@ def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
         ("eval.buckets=[20, 10]", "eval.buckets"),
         ("tokenizer.model_type=wordpiece", "tokenizer.model_type"),
         ("data.join_train=0", "data.join_train.*1: off"),
+        ("data.join_val=0", "data.join_val.*1: off"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path: Path, override: str, message: str) -> None:

@@ -84,6 +84,15 @@ def test_join_train_joins_before_the_length_limit(tmp_path: Path) -> None:
     ]
 
 
+def test_join_val_joins_only_the_validation_pairs(tmp_path: Path) -> None:
+    lines = [" ".join(["w"] * 5)] * 10
+    s, t = write_parallel(tmp_path, "train", lines, lines)
+    v = SplitFiles(str(s), str(t))
+    splits = load_corpus(DataConfig(train=v, val=v, join_val=4))
+    assert sorted(len(x.split()) for x in splits["val"].src) == [5, 10, 15, 20]
+    assert len(splits["train"]) == 10
+
+
 @pytest.mark.skipif(MULTI30K_MIRROR is None, reason="no Multi30k mirror")
 def test_joined_multi30k_test_reaches_long_natural_sentences() -> None:
     def lines(name: str) -> list[str]:
