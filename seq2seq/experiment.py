@@ -13,11 +13,11 @@ An experiment file names the configs, the seeds, the overrides every run gets
 Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when it already has
 an ``eval_<split>.json`` for every split, only evaluated when its training
 finished, and continued with ``train --resume`` when its ``last.pt`` is from an
-interrupted training, so a killed experiment resumes where it stopped (Ctrl-C
-or ``kill`` stops its running trainings too; ``last.pt`` is written atomically,
-so they resume from their last checkpoint). The
-comparison of the first split goes to ``<runs_dir>/<name>/compare/``, that of
-any further split to ``compare_<split>/``.
+interrupted training, so a killed experiment resumes where it stopped. Ctrl-C,
+SIGTERM or SIGHUP stops the running trainings too (``last.pt`` is written
+atomically, so each continues from its last checkpoint). The comparison of the
+first split goes to ``<runs_dir>/<name>/compare/``, that of any further split to
+``compare_<split>/``.
 """
 
 from __future__ import annotations
@@ -152,16 +152,22 @@ def commands(job: Job, splits: Sequence[str], progress: str = "auto") -> str:
     return " && ".join(map(shlex.join, steps))
 
 
+# Each job runs in its own session (process group), so these reach only this
+# process, which passes them on to the jobs; Ctrl-C (SIGINT) is KeyboardInterrupt.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
 def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
     """Train and evaluate each job in a subprocess, ``parallel`` at a time: a
     new job starts as soon as any running one ends. After a failure no new job
     starts; those running are let finish, then the failure is reported. Stopped
-    itself (Ctrl-C, SIGTERM), it stops the running jobs before it returns."""
+    itself (Ctrl-C, SIGTERM, SIGHUP), it stops the running jobs, then raises
+    KeyboardInterrupt."""
     env = os.environ | ({"OMP_NUM_THREADS": "1"} if parallel > 1 else {})
     pending = list(jobs)
     running: list[tuple[Job, subprocess.Popen]] = []
     failed: list[Job] = []
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in STOP_SIGNALS}
     try:
         while running or (pending and not failed):
             while pending and not failed and len(running) < parallel:
@@ -183,32 +189,59 @@ def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
         _stop([proc for _, proc in running])
         raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            if handler is not None:  # None: set outside Python, cannot restore
+                signal.signal(sig, handler)
     if failed:
         names = ", ".join(str(job.run_dir) for job in failed)
         raise UserError(f"{names}: training or evaluation failed (see above)")
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops the experiment as Ctrl-C does
+    raise KeyboardInterrupt  # stop the experiment as Ctrl-C does
 
 
-def _stop(procs: list[subprocess.Popen]) -> None:
-    """SIGTERM each job's process group and wait for it (its last.pt survives:
-    checkpoints are written atomically)."""
-    for proc in procs:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:  # ended meanwhile
-            pass
-    for proc in procs:
-        proc.wait()
+def _stop(procs: list[subprocess.Popen], grace_s: float = 30.0) -> None:
+    """SIGTERM each job's process group, SIGKILL what is left after ``grace_s``.
+    A repeated Ctrl-C is ignored meanwhile so that no job is left running.
+    (``last.pt`` survives either: checkpoints are written atomically.)"""
+    ignored = [signal.SIGINT, *STOP_SIGNALS]
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in ignored}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for proc in procs:
+                _signal_group(proc, sig)
+            deadline = time.monotonic() + grace_s
+            while any(map(_group_alive, procs)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        for proc in procs:
+            proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:
+                signal.signal(sig, handler)
     if procs:
         print(
-            f"stopped {len(procs)} running job(s); run the experiment again to "
-            "resume them from their last.pt",
+            f"stopped {len(procs)} running job(s); run the same command again to "
+            "continue them, each from its last checkpoint",
             file=sys.stderr,
         )
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:  # the whole group has ended
+        pass
+
+
+def _group_alive(proc: subprocess.Popen) -> bool:
+    proc.poll()  # reap the shell if it has ended
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:

@@ -160,34 +160,52 @@ def test_after_a_failure_running_jobs_finish_and_no_new_one_starts(
     assert not (tmp_path / "never-ran").exists()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan waits for init to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_stopped_experiment_stops_its_running_jobs(
-    tmp_path: Path, monkeypatch, signum: int
+    tmp_path: Path, monkeypatch, capsys, signum: int
 ) -> None:
-    pid_file, done = tmp_path / "pid", tmp_path / "done"
+    pid_file = tmp_path / "pid"
     # The shell's child (sleep) is what must die, not only the shell.
-    scripts = {"long": f"sleep 30 & echo $! > {pid_file}; wait; touch {done}"}
+    scripts = {
+        "long": f"sleep 60 & echo $! > {pid_file}.tmp; mv {pid_file}.tmp "
+        f"{pid_file}; wait"
+    }
 
     def unhandled(*_: object) -> None:
-        raise RuntimeError("run_jobs did not handle SIGTERM")
+        raise RuntimeError(f"run_jobs did not handle signal {signum}")
 
-    previous = signal.signal(signal.SIGTERM, unhandled)
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signum))
-    timer.start()
+    def stop_when_started() -> None:
+        for _ in range(300):  # the job has started once it wrote its pid
+            if pid_file.exists():
+                break
+            time.sleep(0.1)
+        os.kill(os.getpid(), signum)
+
+    previous = {s: signal.signal(s, unhandled) for s in (signal.SIGTERM, signal.SIGHUP)}
+    thread = threading.Thread(target=stop_when_started)
+    thread.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             run_jobs(fake_jobs(tmp_path, monkeypatch, scripts), ["test"], parallel=1)
-        assert signal.getsignal(signal.SIGTERM) is unhandled  # restored
+        for sig in previous:
+            assert signal.getsignal(sig) is unhandled  # restored
     finally:
-        timer.cancel()
-        signal.signal(signal.SIGTERM, previous)
+        thread.join()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     pid = int(pid_file.read_text())
-    for _ in range(50):  # the orphaned sleep is reaped by init shortly after
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+    for _ in range(50):  # init reaps the orphaned sleep shortly after
+        if not _running(pid):
             break
         time.sleep(0.1)
     else:
-        pytest.fail(f"job's process {pid} still runs")
-    assert not done.exists()
+        pytest.fail(f"the job's process {pid} still runs")
+    assert "stopped 1 running job(s)" in capsys.readouterr().err
