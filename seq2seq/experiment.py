@@ -28,7 +28,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
@@ -167,34 +168,44 @@ def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
     pending = list(jobs)
     running: list[tuple[Job, subprocess.Popen]] = []
     failed: list[Job] = []
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in STOP_SIGNALS}
     try:
-        while running or (pending and not failed):
-            while pending and not failed and len(running) < parallel:
-                job = pending.pop(0)
-                cmd = commands(job, splits, "log" if parallel > 1 else "auto")
-                # Own process group: a stop reaches the shell and its python.
-                proc = subprocess.Popen(
-                    cmd, shell=True, env=env, start_new_session=True
-                )
-                running.append((job, proc))
-            ended = [(job, proc) for job, proc in running if proc.poll() is not None]
-            if not ended:
-                time.sleep(0.5)
-            for job, proc in ended:
-                running.remove((job, proc))
-                if proc.returncode != 0:
-                    failed.append(job)
+        with _handling(STOP_SIGNALS, _raise_interrupt):
+            while running or (pending and not failed):
+                while pending and not failed and len(running) < parallel:
+                    job = pending.pop(0)
+                    cmd = commands(job, splits, "log" if parallel > 1 else "auto")
+                    # Own process group: a stop reaches the shell and its python.
+                    proc = subprocess.Popen(
+                        cmd, shell=True, env=env, start_new_session=True
+                    )
+                    running.append((job, proc))
+                ended = [(j, p) for j, p in running if p.poll() is not None]
+                if not ended:
+                    time.sleep(0.5)
+                for job, proc in ended:
+                    running.remove((job, proc))
+                    if proc.returncode != 0:
+                        failed.append(job)
     except KeyboardInterrupt:
         _stop([proc for _, proc in running])
         raise
-    finally:
-        for sig, handler in previous.items():
-            if handler is not None:  # None: set outside Python, cannot restore
-                signal.signal(sig, handler)
     if failed:
         names = ", ".join(str(job.run_dir) for job in failed)
         raise UserError(f"{names}: training or evaluation failed (see above)")
+
+
+@contextmanager
+def _handling(
+    signals: Sequence[int], handler: Callable[..., object] | int
+) -> Iterator[None]:
+    """``handler`` for ``signals`` inside the block, the previous ones after."""
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            if old is not None:  # None: set outside Python, cannot restore
+                signal.signal(sig, old)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -205,34 +216,22 @@ def _stop(procs: list[subprocess.Popen], grace_s: float = 30.0) -> None:
     """SIGTERM each job's process group, SIGKILL what is left after ``grace_s``.
     A repeated Ctrl-C is ignored meanwhile so that no job is left running.
     (``last.pt`` survives either: checkpoints are written atomically.)"""
-    ignored = [signal.SIGINT, *STOP_SIGNALS]
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in ignored}
-    try:
+    with _handling([signal.SIGINT, *STOP_SIGNALS], signal.SIG_IGN):
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for proc in procs:
-                _signal_group(proc, sig)
+                with suppress(ProcessLookupError):  # the whole group has ended
+                    os.killpg(proc.pid, sig)
             deadline = time.monotonic() + grace_s
             while any(map(_group_alive, procs)) and time.monotonic() < deadline:
                 time.sleep(0.1)
         for proc in procs:
             proc.wait()
-    finally:
-        for sig, handler in previous.items():
-            if handler is not None:
-                signal.signal(sig, handler)
     if procs:
         print(
             f"stopped {len(procs)} running job(s); run the same command again to "
             "continue them, each from its last checkpoint",
             file=sys.stderr,
         )
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:  # the whole group has ended
-        pass
 
 
 def _group_alive(proc: subprocess.Popen) -> bool:
