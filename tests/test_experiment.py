@@ -190,13 +190,17 @@ def test_a_stopped_experiment_stops_its_running_jobs(
         os.kill(os.getpid(), signum)
 
     previous = {s: signal.signal(s, unhandled) for s in (signal.SIGTERM, signal.SIGHUP)}
+    # Ctrl-C as in a terminal: a suite started in the background (`cmd &` in a
+    # script) inherits SIGINT ignored, and Python then leaves it ignored.
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     thread = threading.Thread(target=stop_when_started)
     thread.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             run_jobs(fake_jobs(tmp_path, monkeypatch, scripts), ["test"], parallel=1)
-        for sig in previous:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
             assert signal.getsignal(sig) is unhandled  # restored
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         thread.join()
         for sig, handler in previous.items():
