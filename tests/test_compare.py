@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.compare import compare, rows, training_summary
+from seq2seq.compare import compare, rows, significance_markdown, training_summary
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate
@@ -72,6 +72,23 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     assert {"compare/table/text_summary", "compare/significance/text_summary"} <= set(
         events.Tags()["tensors"]
     )
+
+
+def test_significance_table_leaves_out_empty_buckets() -> None:
+    buckets = [{"lo": 1, "hi": 10, "n": 5}, {"lo": 11, "hi": 51, "n": 3}]
+    empty = {"lo": 52, "hi": 52, "n": 0}  # Multi30k's test set has no 51+ words
+    base = {"run": "a", "mode": "none", "buckets": [*buckets, empty]}
+    vs = {"mean": 20.0, "ci": 1.0, "p_value": 0.001}
+    other = {
+        "run": "b",
+        "mode": "additive",
+        "vs_baseline": vs | {"buckets": [{"p_value": 0.01}, {"p_value": 0.2}, {}]},
+    }
+    table = significance_markdown([base, other], "sig").splitlines()
+    assert table[2] == (
+        "| run | mode | BLEU (mean ± 95% CI) | p vs baseline | p 1-10 | p 11-51 |"
+    )
+    assert table[4] == "| b | additive | 20.0 ± 1.0 | 0.0010 | 0.0100 | 0.2000 |"
 
 
 def history_of(run: Path) -> list[dict]:
