@@ -140,9 +140,8 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
     """The paired bootstrap as a markdown table; length buckets that hold no
     sentence (e.g. 51+ words on Multi30k's test set) get no column."""
     base = results[0]
-    keep = [i for i, b in enumerate(base["buckets"]) if b["n"]]
     head = ["run", "mode", "BLEU (mean ± 95% CI)", "p vs baseline"] + [
-        f"p {base['buckets'][i]['lo']}-{base['buckets'][i]['hi']}" for i in keep
+        f"p {b['lo']}-{b['hi']}" for b in _filled(base)
     ]
     lines = [
         f"Paired bootstrap against {base['run']} ({base['mode']}); {signature}",
@@ -158,8 +157,12 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
             f"{vs['mean']:.1f} ± {vs['ci']:.1f}",
             f"{vs['p_value']:.4f}",
         ]
-        picked = [vs["buckets"][i] for i in keep]
-        cells += [f"{b['p_value']:.4f}" if "p_value" in b else "-" for b in picked]
+        pairs = zip(vs["buckets"], base["buckets"], strict=True)
+        cells += [
+            f"{b['p_value']:.4f}" if "p_value" in b else "-"
+            for b, ref in pairs
+            if ref["n"]
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
