@@ -101,8 +101,9 @@ class Job:
 
 def load_experiment(path: str | Path) -> Experiment:
     path = Path(path)
+    raw = read_yaml(path)  # its errors already name the file
     try:
-        exp = build(Experiment, read_yaml(path), "")
+        exp = build(Experiment, raw, "")
     except UserError as err:
         raise UserError(f"{path}: {err}") from None
     for config in exp.configs:

@@ -110,6 +110,10 @@ def test_bad_experiment_files(tmp_path: Path) -> None:
     path.write_text("name: x\nconfigs: []\nseedz: [1]\n")
     with pytest.raises(UserError, match="did you mean 'seeds'"):
         load_experiment(path)
+    # a missing experiment file is named once, not twice
+    with pytest.raises(UserError) as err:
+        load_experiment(tmp_path / "gone.yaml")
+    assert str(err.value).count("gone.yaml") == 1
 
 
 def test_shipped_experiments_load() -> None:
