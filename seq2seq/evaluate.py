@@ -57,6 +57,11 @@ def load_run(
             f"{path}: missing, the run has not validated yet; finish it with "
             f"seq2seq train --resume {run_dir}{hint}"
         )
+    if not path.is_file():  # a path given by the user, not a run's own file
+        raise UserError(
+            f"--checkpoint {checkpoint}: no such file; pass best, last or the "
+            "path of a .pt file written by seq2seq train"
+        )
     payload = load_checkpoint(path)
     check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)

@@ -210,6 +210,13 @@ def test_checkpoint_that_is_not_one(trained: Path, tmp_path: Path, capsys) -> No
     )
 
 
+def test_checkpoint_path_that_does_not_exist(trained: Path, capsys) -> None:
+    argv = ["evaluate", str(trained), "--checkpoint", "bset"]
+    assert_user_error(
+        argv, "--checkpoint bset: no such file; pass best", trained, capsys
+    )
+
+
 def test_translate_without_a_finished_checkpoint(trained: Path, capsys) -> None:
     copy = trained.parent / "unvalidated"
     copy.mkdir()
