@@ -75,10 +75,17 @@ class EncoderConfig:
     layers: int = 1
     bidirectional: bool = True
     dropout: float = 0.2
+    reverse: bool = False  # read right to left (Sutskever 2014); unidirectional
 
     def __post_init__(self) -> None:
         _check_sizes("model.encoder", self.embed_dim, self.hidden_size, self.layers)
         _check_dropout("model.encoder.dropout", self.dropout)
+        _check(
+            not (self.reverse and self.bidirectional),
+            "model.encoder.reverse",
+            "a bidirectional encoder reads both ways already; set "
+            "model.encoder.bidirectional=false to read the source reversed",
+        )
 
 
 @dataclass(frozen=True)

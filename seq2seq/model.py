@@ -83,6 +83,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         enc.layers,
         enc.bidirectional,
         enc.dropout,
+        enc.reverse,
     )
     key_dim = encoder.output_size
     decoder = Decoder(

@@ -43,6 +43,45 @@ def test_encoder_ignores_padding(toy_batch) -> None:
     assert torch.all(memory.keys[1, 3:] == 0)
 
 
+def _encoder(reverse: bool) -> torch.nn.Module:
+    torch.manual_seed(0)
+    cfg = ModelConfig(
+        attention="additive",
+        attention_dim=12,
+        encoder=EncoderConfig(
+            embed_dim=10, hidden_size=16, bidirectional=False, reverse=reverse
+        ),
+        decoder=DecoderConfig(embed_dim=10, hidden_size=16),
+    )
+    return build_model(cfg, src_vocab=23, tgt_vocab=29).eval()
+
+
+def test_reversed_encoder_reads_right_to_left(toy_batch) -> None:
+    """Sutskever et al. 2014: the state at j has read words j..n, the final
+    state is the one after word 1, and padding changes nothing."""
+    src, src_len, _, _ = toy_batch
+    forward, backward = _encoder(False), _encoder(True)
+    changed = src.clone()
+    changed[0, 0] = 17  # another first word
+    for model, later_same in ((forward, False), (backward, True)):
+        a, b = model.encode(src, src_len), model.encode(changed, src_len)
+        assert not torch.allclose(a.final[0], b.final[0])  # the summary sees word 1
+        assert torch.allclose(a.keys[0, 1:], b.keys[0, 1:]) == later_same
+    memory = backward.encode(src, src_len)
+    alone = backward.encode(src[1:, :3], src_len[1:])
+    torch.testing.assert_close(memory.keys[1, :3], alone.keys[0])
+    torch.testing.assert_close(memory.final[1], memory.keys[1, 0])  # after word 1
+    torch.testing.assert_close(memory.final[1], alone.final[0])
+    assert torch.all(memory.keys[1, 3:] == 0)
+
+
+def test_reverse_needs_a_unidirectional_encoder() -> None:
+    from seq2seq.errors import UserError
+
+    with pytest.raises(UserError, match="model.encoder.reverse"):
+        EncoderConfig(reverse=True)
+
+
 def test_modes_share_everything_but_the_context_mechanism() -> None:
     sizes = {m: tiny_model(m).num_parameters() for m in MODES}
     # none/context/mean/dot/scaled_dot add no parameters of their own
