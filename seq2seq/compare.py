@@ -126,7 +126,9 @@ def significance(
             scores = (
                 paired_bootstrap(pick[0], {"run": pick[1]}, pick[2])[0] if index else {}
             )
-            per_bucket.append({"lo": lo, "hi": hi, **scores.get("run", {})})
+            per_bucket.append(
+                {"lo": lo, "hi": hi, "n": len(index), **scores.get("run", {})}
+            )
         r["vs_baseline"] = {
             "baseline": results[0]["run"],
             **overall["run"],
@@ -157,12 +159,7 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
             f"{vs['mean']:.1f} ± {vs['ci']:.1f}",
             f"{vs['p_value']:.4f}",
         ]
-        pairs = zip(vs["buckets"], base["buckets"], strict=True)
-        cells += [
-            f"{b['p_value']:.4f}" if "p_value" in b else "-"
-            for b, ref in pairs
-            if ref["n"]
-        ]
+        cells += [f"{b['p_value']:.4f}" if "p_value" in b else "-" for b in _filled(vs)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -315,12 +312,10 @@ def plot(results: list[dict[str, Any]], path: Path, subtitle: str = "test") -> F
     Buckets no sentence falls into are left out."""
     import matplotlib.pyplot as plt
 
-    keep = [i for i, b in enumerate(results[0]["buckets"]) if b["n"]]
-    buckets = [results[0]["buckets"][i] for i in keep]
-    labels = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in buckets]
+    labels = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in _filled(results[0])]
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     for k, r in enumerate(results):
-        scores = [r["buckets"][i]["bleu"] for i in keep]
+        scores = [b["bleu"] for b in _filled(r)]
         style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
         ax.plot(range(len(scores)), scores, style, label=_label(r))
     ax.set_xticks(range(len(labels)), labels=labels)

@@ -46,22 +46,23 @@ def load_run(
         raise UserError(f"{run_dir}: not a run directory (no config.yaml)")
     cfg = load_config(run_dir / "config.yaml")
     tokenizer = run_tokenizer(run_dir)
-    path = (
-        run_dir / f"{checkpoint}.pt"
-        if checkpoint in ("best", "last")
-        else Path(checkpoint)
-    )
-    if checkpoint in ("best", "last") and not path.is_file():
-        hint = " or pass --checkpoint last" if (run_dir / "last.pt").is_file() else ""
-        raise UserError(
-            f"{path}: missing, the run has not validated yet; finish it with "
-            f"seq2seq train --resume {run_dir}{hint}"
-        )
-    if not path.is_file():  # a path given by the user, not a run's own file
-        raise UserError(
-            f"--checkpoint {checkpoint}: no such file; pass best, last or the "
-            "path of a .pt file written by seq2seq train"
-        )
+    if checkpoint in ("best", "last"):
+        path = run_dir / f"{checkpoint}.pt"
+        if not path.is_file():
+            hint = (
+                " or pass --checkpoint last" if (run_dir / "last.pt").is_file() else ""
+            )
+            raise UserError(
+                f"{path}: missing, the run has not validated yet; finish it with "
+                f"seq2seq train --resume {run_dir}{hint}"
+            )
+    else:
+        path = Path(checkpoint)
+        if not path.is_file():
+            raise UserError(
+                f"--checkpoint {checkpoint}: no such file; pass best, last or the "
+                "path of a .pt file written by seq2seq train"
+            )
     payload = load_checkpoint(path)
     check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)

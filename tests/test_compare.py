@@ -82,7 +82,8 @@ def test_significance_table_leaves_out_empty_buckets() -> None:
     other = {
         "run": "b",
         "mode": "additive",
-        "vs_baseline": vs | {"buckets": [{"p_value": 0.01}, {"p_value": 0.2}, {}]},
+        "vs_baseline": vs
+        | {"buckets": [{"n": 5, "p_value": 0.01}, {"n": 3, "p_value": 0.2}, {"n": 0}]},
     }
     table = significance_markdown([base, other], "sig").splitlines()
     assert table[2] == (
