@@ -151,13 +151,14 @@ class TrainConfig:
     precision: Literal["auto", "fp32", "bf16"] = "auto"
     # Adam's fused kernel: one pass over each parameter instead of a dozen
     # (about 6x faster optimizer step on the CPU), the same update up to
-    # rounding. Off by default only so that runs made before it stay
-    # reproducible bit for bit; configs/multi30k/bench_additive.yaml turns it on.
+    # rounding. Off by default so that the older runs made without it stay
+    # reproducible bit for bit; the shipped corpus's base.yaml and the
+    # benchmark config (bench_additive.yaml) turn it on.
     fused_adam: bool = False
     # The output layer and its cross-entropy in cache-sized row chunks, with
     # their gradients (seq2seq/loss.py): the same loss up to rounding, about a
     # third faster, and no (tokens, vocabulary) logits in memory. Off by default
-    # for the same reason as fused_adam; bench_additive.yaml turns it on.
+    # for the same reason as fused_adam; the same configs turn it on.
     fused_loss: bool = False
     # Length curriculum (seq2seq/curriculum.py, Platanios et al. 2019): short
     # pairs first, all pairs from step curriculum_steps on; 0 = off.
