@@ -75,10 +75,12 @@ class NoContext(Ablated):
         return keys.new_zeros(keys.size(0), keys.size(2)), None  # (B, D)
 
 
-def ablate(model: Seq2Seq, kind: str, mode: str) -> None:
+def ablate(model: Seq2Seq, kind: str) -> None:
     """Swap the decoder's attention for the ablation ``kind`` (in place)."""
     if not model.has_alignment:
-        raise UserError(f"--ablate {kind}: mode '{mode}' has no attention to ablate")
+        raise UserError(
+            f"--ablate {kind}: mode '{model.mode}' has no attention to ablate"
+        )
     wrappers = {"uniform": Uniform, "shuffle": Shuffle, "none": NoContext}
     if kind not in wrappers:
         raise UserError(f"--ablate {kind}: choose one of {', '.join(KINDS)}")

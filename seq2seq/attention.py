@@ -72,16 +72,18 @@ class NoContext(Attention):
 class FinalState(Attention):
     """``context`` (Cho et al. 2014): the encoder's summary c, the same at every
     step. c is the top layer's last forward state concatenated with its first
-    backward state (the states that read the whole sentence)."""
+    backward state (the states that read the whole sentence); for an encoder
+    that read the source reversed, its state at source position 0."""
 
     has_alignment = False
 
-    def __init__(self, bidirectional: bool) -> None:
+    def __init__(self, bidirectional: bool, reverse: bool = False) -> None:
         super().__init__()
         self.bidirectional = bidirectional
+        self.reverse = reverse
 
     def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
-        return final_state(keys, mask, self.bidirectional)  # (B, D)
+        return final_state(keys, mask, self.bidirectional, self.reverse)  # (B, D)
 
     def forward(
         self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
@@ -114,6 +116,7 @@ class Additive(Attention):
         return self.key_proj(keys)  # (B, S, A): U k, once per batch
 
     def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        # tanh(W q + U k) (B, S, A), Bahdanau Eq. 6 / Luong Eq. 8 (concat)
         hidden = torch.tanh(self.query_proj(query).unsqueeze(1) + projected)
         return self.v(hidden).squeeze(-1)  # (B, S)
 
@@ -128,7 +131,8 @@ class Hard(Additive):
         self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         soft = self.distribution(query, keys, mask, projected)  # (B, S)
-        one_hot = torch.zeros_like(soft).scatter_(1, soft.argmax(-1, keepdim=True), 1.0)
+        pick = soft.argmax(-1, keepdim=True)  # (B, 1)
+        one_hot = torch.zeros_like(soft).scatter_(1, pick, 1.0)  # (B, S)
         weights = one_hot + soft - soft.detach()  # value: one_hot; gradient: soft's
         return attend(weights, keys), weights
 
@@ -164,12 +168,18 @@ def attend(weights: Tensor, keys: Tensor) -> Tensor:
     return torch.bmm(weights.unsqueeze(1).to(keys.dtype), keys).squeeze(1)
 
 
-def final_state(states: Tensor, mask: Tensor, bidirectional: bool) -> Tensor:
-    """The top RNN layer's final state, read from its outputs (B, S, D).
+def final_state(
+    states: Tensor, mask: Tensor, bidirectional: bool, reverse: bool = False
+) -> Tensor:
+    """The top RNN layer's final state, read from its outputs (B, S, D) in
+    source order.
 
     Forward direction: the output at the last real position. Backward
-    direction (second half of D): the output at position 0.
+    direction (second half of D): the output at position 0. A unidirectional
+    RNN that read the source reversed (``reverse``) ends at position 0 too.
     """
+    if reverse:
+        return states[:, 0]  # (B, D)
     last = mask.long().sum(dim=1) - 1  # (B,)
     rows = torch.arange(states.size(0), device=states.device)
     forward = states[rows, last]  # (B, D)

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from seq2seq.config import Config, build, to_dict
+from seq2seq.config import Config
 from seq2seq.errors import UserError
+from seq2seq.typed_yaml import build, to_dict
 
 
 def atomic_save(payload: dict[str, Any], path: Path) -> None:

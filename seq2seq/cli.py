@@ -10,7 +10,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, os_error
 from seq2seq.progress import STYLES, tensorboard_command
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
@@ -272,6 +272,8 @@ def probe_command(args: argparse.Namespace) -> None:
         raise UserError("--sentences and --epochs must be at least 1")
     if args.plot is not None and args.plot.is_dir():
         raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
+    if args.plot is not None and not args.plot.absolute().parent.is_dir():
+        raise UserError(f"--plot {args.plot}: no folder {args.plot.parent}; create it")
     results = []
     for run_dir in args.run_dirs:
         results.append(
@@ -294,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a file or folder the system refused: name it
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {os_error(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

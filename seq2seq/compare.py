@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from seq2seq.ablate import KINDS
 from seq2seq.board import Board
-from seq2seq.config import SplitFiles, load_config, read_yaml
+from seq2seq.config import SplitFiles, load_config
 from seq2seq.data import read_lines
 from seq2seq.errors import UserError
 from seq2seq.evaluate import (
@@ -31,6 +31,8 @@ from seq2seq.evaluate import (
 from seq2seq.joined import Joined
 from seq2seq.metrics import length_buckets, paired_bootstrap
 from seq2seq.search import GREEDY, Decoding
+from seq2seq.typed_yaml import read_yaml
+from seq2seq.validate import read_history
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
 
@@ -169,9 +171,7 @@ def training_summary(run: Path) -> dict[str, Any]:
     (the epoch of the last validation, counted from 1) and training minutes,
     from the run's history.jsonl; None for what it does not hold (histories
     written before epochs were recorded)."""
-    path = run / "history.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    history = [json.loads(line) for line in lines if line.strip()]
+    history = read_history(run / "history.jsonl")
     if not history:
         return dict.fromkeys(
             ("val_bleu", "val_ppl", "best_epoch", "epochs", "train_minutes")

@@ -103,13 +103,15 @@ class Decoder(nn.Module):
         hidden, cells = [], []
         for layer, rnn in enumerate(self.cells):
             if self.is_lstm:
-                h, c = rnn(x, (state.hidden[layer], state.cell[layer]))
+                h, c = rnn(x, (state.hidden[layer], state.cell[layer]))  # (B, H) each
                 cells.append(c)
             else:
-                h = rnn(x, state.hidden[layer])
+                h = rnn(x, state.hidden[layer])  # (B, H)
             hidden.append(h)
             x = self.dropout(h)  # between layers
+        # context (B, D); weights (B, S), None for the modes without alignment
         context, weights = self.attention(h, memory.keys, memory.mask, memory.projected)
+        # h~_t = tanh(W_c [h_t; c_t]) (B, H), Luong Eq. 5
         attentional = torch.tanh(self.combine(torch.cat([h, context], dim=-1)))
         new = DecoderState(
             torch.stack(hidden), torch.stack(cells) if cells else None, attentional

@@ -62,9 +62,9 @@ class Encoder(nn.Module):
         out, _ = self.rnn(packed)
         states, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
         # states: (B, S, D), zeros on padding
-        final = final_state(states, mask, self.bidirectional)  # (B, D)
-        if self.reverse:  # the same permutation undoes itself
+        if self.reverse:  # back to source order: the same permutation undoes itself
             states = states.gather(1, order.unsqueeze(-1).expand_as(states))
+        final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
         return states, final
 
 

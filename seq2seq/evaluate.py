@@ -46,23 +46,18 @@ def load_run(
         raise UserError(f"{run_dir}: not a run directory (no config.yaml)")
     cfg = load_config(run_dir / "config.yaml")
     tokenizer = run_tokenizer(run_dir)
-    if checkpoint in ("best", "last"):
-        path = run_dir / f"{checkpoint}.pt"
-        if not path.is_file():
-            hint = (
-                " or pass --checkpoint last" if (run_dir / "last.pt").is_file() else ""
-            )
-            raise UserError(
-                f"{path}: missing, the run has not validated yet; finish it with "
-                f"seq2seq train --resume {run_dir}{hint}"
-            )
-    else:
-        path = Path(checkpoint)
-        if not path.is_file():
-            raise UserError(
-                f"--checkpoint {checkpoint}: no such file; pass best, last or the "
-                "path of a .pt file written by seq2seq train"
-            )
+    path = checkpoint_path(run_dir, checkpoint)
+    if not path.is_file() and checkpoint in ("best", "last"):
+        hint = " or pass --checkpoint last" if (run_dir / "last.pt").is_file() else ""
+        raise UserError(
+            f"{path}: missing, the run has not validated yet; finish it with "
+            f"seq2seq train --resume {run_dir}{hint}"
+        )
+    if not path.is_file():
+        raise UserError(
+            f"--checkpoint {checkpoint}: no such file; pass best, last or the "
+            "path of a .pt file written by seq2seq train"
+        )
     payload = load_checkpoint(path)
     check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
     model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
@@ -70,10 +65,26 @@ def load_run(
         model.load_state_dict(payload["model"])
     except RuntimeError as err:
         raise UserError(
-            f"{path}: weights do not fit {run_dir}/config.yaml ({err})"
+            f"{path}: weights do not fit {run_dir}/config.yaml ({first_problem(err)})"
         ) from None
     model.to(device or torch.device("cpu")).eval()
     return cfg, tokenizer, model, payload
+
+
+def first_problem(err: Exception, limit: int = 160) -> str:
+    """One line out of torch's multi-line load_state_dict error: its first
+    problem, shortened, and how many more there are."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    details = lines[1:] or lines or [type(err).__name__]
+    first = details[0] if len(details[0]) <= limit else details[0][:limit] + "…"
+    return first + (f" (+{len(details) - 1} more)" if len(details) > 1 else "")
+
+
+def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
+    """``best``/``last``: that file in the run folder; anything else: a path."""
+    if checkpoint in ("best", "last"):
+        return Path(run_dir) / f"{checkpoint}.pt"
+    return Path(checkpoint)
 
 
 def split_files(cfg: Config, split: str) -> SplitFiles:
@@ -136,7 +147,7 @@ def evaluate(
     cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
     baseline = None
     if ablation is not None:
-        ablate(model, ablation, cfg.model.attention)
+        ablate(model, ablation)
         baseline = cached_evaluate(run_dir, split, device_name, decoding, checkpoint)
     pairs = eval_split(cfg, split)
     data = encode(pairs.split, tok)
@@ -153,7 +164,7 @@ def evaluate(
     result = {
         "run": str(run_dir),
         "split": split,
-        "mode": cfg.model.attention,
+        "mode": model.mode,
         "params": model.num_parameters(),
         "checkpoint": checkpoint,
         "decoding": decoding.describe(),
@@ -201,17 +212,30 @@ def cached_evaluate(
     decoding: Decoding = GREEDY,
     checkpoint: str = "best",
 ) -> dict[str, Any]:
-    """The run's ``eval_<split><tag>.json`` if it exists for this checkpoint,
-    else a fresh evaluation."""
+    """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
+    is now, else a fresh evaluation."""
     path = Path(run_dir) / f"eval_{split}{decoding.tag}.json"
     if path.is_file():
         try:
             result = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
-        if result.get("checkpoint", "best") == checkpoint:
+        if _current(result, Path(run_dir), checkpoint):
             return result
     return evaluate(run_dir, split, checkpoint, device_name, decoding)
+
+
+def _current(result: dict[str, Any], run_dir: Path, checkpoint: str) -> bool:
+    """Whether a saved evaluation is of ``checkpoint`` as it is now: the same
+    name and, where the file is still there, the same step (a resumed
+    training may have written a new best.pt since). Without the file the
+    evaluation stands: results outlive deleted checkpoints."""
+    if result.get("checkpoint", "best") != checkpoint:
+        return False
+    path = checkpoint_path(run_dir, checkpoint)
+    if result.get("step") is None or not path.is_file():
+        return True
+    return load_checkpoint(path).get("state", {}).get("step") == result["step"]
 
 
 def _write(path: Path, text: str) -> None:

@@ -36,8 +36,9 @@ from pathlib import Path
 
 from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.compare import compare, markdown
-from seq2seq.config import build, load_config, read_yaml, to_dict
+from seq2seq.config import load_config
 from seq2seq.errors import UserError
+from seq2seq.typed_yaml import build, read_yaml, to_dict
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,20 @@ class Job:
         return (self.run_dir / f"eval_{split}.json").is_file()
 
     def training(self) -> str:
-        """``finished``, ``interrupted`` (a last.pt to resume) or ``new``."""
-        try:
-            state = load_checkpoint(self.run_dir / "last.pt")["state"]
-        except UserError:  # none yet, or unreadable: train from the start
+        """``finished``, ``interrupted`` (a last.pt to resume) or ``new``. A
+        last.pt that cannot be read stops the experiment: training anew would
+        delete the run folder, and what is in it may be worth keeping."""
+        path = self.run_dir / "last.pt"
+        if not path.is_file():
             return "new"
+        try:
+            state = load_checkpoint(path)["state"]
+        except UserError:
+            raise UserError(
+                f"{path}: cannot be read as a checkpoint, and training anew would "
+                "delete its folder; move the folder away (or restore the file) "
+                "and run again"
+            ) from None
         return "finished" if state.get("finished") else "interrupted"
 
     def stale(self) -> str | None:
@@ -166,15 +176,17 @@ def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
     itself (Ctrl-C, SIGTERM, SIGHUP), it stops the running jobs, then raises
     KeyboardInterrupt."""
     env = os.environ | ({"OMP_NUM_THREADS": "1"} if parallel > 1 else {})
-    pending = list(jobs)
+    progress = "log" if parallel > 1 else "auto"
+    # Every job's command before any starts: a run that cannot be read stops
+    # the experiment here, not with other jobs already running.
+    pending = [(job, commands(job, splits, progress)) for job in jobs]
     running: list[tuple[Job, subprocess.Popen]] = []
     failed: list[Job] = []
     try:
         with _handling(STOP_SIGNALS, _raise_interrupt):
             while running or (pending and not failed):
                 while pending and not failed and len(running) < parallel:
-                    job = pending.pop(0)
-                    cmd = commands(job, splits, "log" if parallel > 1 else "auto")
+                    job, cmd = pending.pop(0)
                     # Own process group: a stop reaches the shell and its python.
                     proc = subprocess.Popen(
                         cmd, shell=True, env=env, start_new_session=True
@@ -251,6 +263,8 @@ def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:
     oversubscribe them several times over)."""
     exp = load_experiment(path)
     if jobs is not None:
+        if jobs < 1:
+            raise UserError(f"--jobs {jobs}: must be at least 1")
         exp = replace(exp, jobs=jobs)
     jobs = plan(exp)
     for job in jobs:

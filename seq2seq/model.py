@@ -9,16 +9,18 @@ from seq2seq.config import ModelConfig
 from seq2seq.decoder import Decoder, Memory
 from seq2seq.encoder import Encoder
 from seq2seq.loss import cross_entropy, fused_cross_entropy
+from seq2seq.tokenizer import PAD
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, encoder: Encoder, decoder: Decoder) -> None:
+    def __init__(self, encoder: Encoder, decoder: Decoder, mode: str = "") -> None:
         super().__init__()
         self.encoder = encoder
         self.decoder = decoder
+        self.mode = mode  # the context mode's name (model.attention), for reports
 
     def encode(self, src: Tensor, src_len: Tensor) -> Memory:
-        mask = src != 0  # (B, S); PAD == 0
+        mask = src != PAD  # (B, S)
         states, final = self.encoder(src, src_len, mask)
         return self.decoder.memory(states, final, mask)
 
@@ -62,7 +64,9 @@ def loss_sum(
 def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Attention:
     modes = {
         "none": lambda: att.NoContext(key_dim),
-        "context": lambda: att.FinalState(cfg.encoder.bidirectional),
+        "context": lambda: att.FinalState(
+            cfg.encoder.bidirectional, cfg.encoder.reverse
+        ),
         "mean": att.MeanPool,
         "additive": lambda: att.Additive(query_dim, key_dim, cfg.attention_dim),
         "hard": lambda: att.Hard(query_dim, key_dim, cfg.attention_dim),
@@ -97,9 +101,20 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         dec.dropout,
         dec.input_feeding,
     )
-    model = Seq2Seq(encoder, decoder)
+    model = Seq2Seq(encoder, decoder, cfg.attention)
     _init(model, xavier_rnns=cfg.rnn_init == "xavier")
     return model
+
+
+def describe(cfg: ModelConfig) -> dict[str, str | int]:
+    """The model settings that TensorBoard's HPARAMS tab compares runs by."""
+    return {
+        "mode": cfg.attention,
+        "rnn": cfg.encoder.rnn,
+        "embed_dim": cfg.encoder.embed_dim,
+        "enc_hidden": cfg.encoder.hidden_size,
+        "dec_hidden": cfg.decoder.hidden_size,
+    }
 
 
 RNNS = (nn.GRU, nn.LSTM, nn.GRUCell, nn.LSTMCell)

@@ -37,3 +37,10 @@ class LRSchedule:
         if self.stalled >= self.cfg.plateau_patience:
             self.scale *= self.cfg.plateau_factor
             self.stalled = 0
+
+    def state_dict(self) -> dict[str, float]:
+        """What a checkpoint keeps of the plateau decay, to resume it."""
+        return {"scale": self.scale, "stalled": self.stalled}
+
+    def load_state_dict(self, state: dict[str, float]) -> None:
+        self.scale, self.stalled = state["scale"], int(state["stalled"])

@@ -153,10 +153,16 @@ def _train(cfg: TokenizerConfig, texts: Sequence[str], out: Path, side: str) -> 
         )
     except RuntimeError as err:
         limit = re.search(r"<= (\d+)", str(err))
-        why = f"it supports at most {limit.group(1)}" if limit else str(err).strip()
+        if limit is None:  # not the size: say what sentencepiece said
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise UserError(
+                f"sentencepiece could not train on the {side} training text "
+                f"({first}); check tokenizer.* in the config"
+            ) from None
         raise UserError(
             f"tokenizer.vocab_size={cfg.vocab_size} is too large for the {side} "
-            f"training text ({why}); lower tokenizer.vocab_size"
+            f"training text (it supports at most {limit.group(1)}); lower "
+            "tokenizer.vocab_size"
         ) from None
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(buffer.getvalue())

@@ -31,7 +31,7 @@ from seq2seq.checkpoint import (
     rng_state,
     set_rng_state,
 )
-from seq2seq.config import Config, save_config, to_dict
+from seq2seq.config import Config, save_config
 from seq2seq.curriculum import Curriculum
 from seq2seq.data import Batch, bucket_batches, collate
 from seq2seq.device import autocast, pick_device
@@ -40,6 +40,7 @@ from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq, build_model, loss_sum
 from seq2seq.progress import Progress
 from seq2seq.schedule import LRSchedule
+from seq2seq.typed_yaml import to_dict
 from seq2seq.validate import Validator
 from seq2seq.workspace import Workspace, load_workspace, run_tokenizer
 
@@ -160,7 +161,7 @@ def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
 def _announce(cfg: Config, ws: Workspace, model: Seq2Seq, ranks: Ranks) -> None:
     if ranks.main:
         print(
-            f"{cfg.name}: mode={cfg.model.attention} params="
+            f"{cfg.name}: mode={model.mode} params="
             f"{model.num_parameters():,} train={len(ws.train.split):,} pairs "
             f"device={ranks.device}" + (f" x {ranks.world}" if ranks.world > 1 else "")
         )
@@ -318,17 +319,21 @@ class Loop:
             )
         # Per-token mean over the whole batch once DDP averages over ranks.
         loss = loss / n_tokens * self.ranks.world
-        if self.ranks.any(not bool(torch.isfinite(loss))):
-            raise UserError(
-                f"loss became {loss.item()} at step {self.step}; lower train.lr or "
-                "raise train.clip_norm; the last checkpoint is kept"
-            )
+        self.stop_unless_finite("loss", loss)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         clip = self.cfg.train.clip_norm or math.inf
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
+        self.stop_unless_finite("gradient norm", norm)  # before it reaches the weights
         self.opt.step()
         return loss.item(), float(norm), n_tokens
+
+    def stop_unless_finite(self, what: str, value: torch.Tensor) -> None:
+        if self.ranks.any(not bool(torch.isfinite(value))):
+            raise UserError(
+                f"{what} became {value.item():g} at step {self.step}; lower train.lr "
+                "or raise train.clip_norm; the last checkpoint is kept"
+            )
 
     def validate(self) -> bool:
         """Validate (rank 0), checkpoint; True when early stopping says stop."""
@@ -383,10 +388,7 @@ class Loop:
             return
         payload = self.payload(finished) | {
             "optimizer": self.opt.state_dict(),
-            "schedule": {
-                "scale": self.schedule.scale,
-                "stalled": self.schedule.stalled,
-            },
+            "schedule": self.schedule.state_dict(),
             "rng": rngs,
         }
         atomic_save(payload, self.run_dir / "last.pt")
@@ -395,8 +397,7 @@ class Loop:
         """Restore from a ``last.pt`` payload; returns the elapsed seconds."""
         self.model.load_state_dict(payload["model"])
         self.opt.load_state_dict(payload["optimizer"])
-        self.schedule.scale = payload["schedule"]["scale"]
-        self.schedule.stalled = payload["schedule"]["stalled"]
+        self.schedule.load_state_dict(payload["schedule"])
         s = payload["state"]
         self.step, self.epoch = s["step"], s["epoch"]
         self.batch_in_epoch = s["batch_in_epoch"]
@@ -410,7 +411,8 @@ class Loop:
             print(
                 f"warning: last.pt was written by {len(rngs)} processes and resumes "
                 f"with {self.ranks.world}: dropout draws differ from an "
-                "uninterrupted run",
+                "uninterrupted run, and the rest of this epoch may skip or repeat "
+                "a batch (batches too small for every process are left out)",
                 file=sys.stderr,
             )
         set_rng_state(rngs[self.ranks.rank % len(rngs)])

@@ -176,10 +176,11 @@ def plot(t: Translation, tok: Tokenizer, folder: Path) -> None:
     plt.close(fig)
 
 
-def check_request(model: Seq2Seq, mode: str, out: Output) -> None:
+def check_request(model: Seq2Seq, out: Output) -> None:
     if (out.alignments or out.plot_dir) and not model.has_alignment:
         raise UserError(
-            f"mode '{mode}' has no attention to align or plot; drop --alignments/--plot"
+            f"mode '{model.mode}' has no attention to align or plot; "
+            "drop --alignments/--plot"
         )
     if out.nbest < 1:
         raise UserError(f"--nbest {out.nbest}: must be >= 1")
@@ -202,7 +203,7 @@ def translate(
         raise UserError(f"--batch-size {batch_size}: must be >= 1")
     device = pick_device(device_name)
     cfg, tok, model, _ = load_run(run_dir, checkpoint, device)
-    check_request(model, cfg.model.attention, out)
+    check_request(model, out)
     if out.plot_dir:
         out.plot_dir.mkdir(parents=True, exist_ok=True)
     count = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -21,8 +22,9 @@ from seq2seq.metrics import (
     chrf,
     sentence_bleu,
 )
-from seq2seq.model import Seq2Seq, loss_sum
+from seq2seq.model import Seq2Seq, describe, loss_sum
 from seq2seq.search import decode_corpus
+from seq2seq.tokenizer import PAD
 from seq2seq.workspace import Workspace
 
 
@@ -62,9 +64,9 @@ class Validator:
         self.start = time.monotonic() - elapsed
         if not self.history.is_file():
             return
-        lines = self.history.read_text(encoding="utf-8").splitlines()
-        keep = [line for line in lines if json.loads(line)["step"] <= step]
-        self.history.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
+        keep = [h for h in read_history(self.history) if h["step"] <= step]
+        text = "".join(json.dumps(h) + "\n" for h in keep)
+        self.history.write_text(text, encoding="utf-8")
 
     @torch.no_grad()
     def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
@@ -86,7 +88,7 @@ class Validator:
                 )
             total, tokens = total + loss.item(), tokens + batch.n_tgt_tokens
             if weights is not None:
-                stats = attention_stats(weights, batch.src_len, batch.tgt_out != 0)
+                stats = attention_stats(weights, batch.src_len, batch.tgt_out != PAD)
                 sums = {k: sums.get(k, 0.0) + v for k, v in stats.items()}
                 if self.words is not None and val.split.align is not None:
                     predicted += batch_alignments(weights, index, *self.words)
@@ -127,8 +129,7 @@ class Validator:
         with open(self.history, "a", encoding="utf-8") as f:
             elapsed = time.monotonic() - self.start
             line = result | (extra or {}) | {"elapsed_s": elapsed}
-            f.write(json.dumps(line | {"attention": attention}))
-            f.write("\n")
+            f.write(json.dumps(line | {"attention": attention}) + "\n")  # one write
         self.last_step = step
         print(
             f"{self.cfg.name}: step {step}: val loss {loss:.3f} "
@@ -153,7 +154,7 @@ class Validator:
         if not model.has_alignment:
             self.board.text(
                 "alignment",
-                f"Mode `{self.cfg.model.attention}` has no attention: the decoder "
+                f"Mode `{model.mode}` has no attention: the decoder "
                 "sees the source only through a single vector, so there is no "
                 "alignment to show.",
                 step,
@@ -195,12 +196,7 @@ class Validator:
     def finish(self, model: Seq2Seq, best: dict[str, float], step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""
         cfg = self.cfg
-        params = {
-            "mode": cfg.model.attention,
-            "rnn": cfg.model.encoder.rnn,
-            "embed_dim": cfg.model.encoder.embed_dim,
-            "enc_hidden": cfg.model.encoder.hidden_size,
-            "dec_hidden": cfg.model.decoder.hidden_size,
+        params = describe(cfg.model) | {
             "corpus": str(Path(cfg.data.train.src).parent),
             "lr": cfg.train.lr,
         }
@@ -225,3 +221,26 @@ def _averages(sums: dict[str, float]) -> dict[str, float]:
         "eos_mass": sums["eos_mass"] / tokens,
         "monotone": sums["monotone"] / moves,
     }
+
+
+def read_history(path: Path) -> list[dict]:
+    """The validation records of a run's history.jsonl, in order (none without
+    the file). A line that is not a JSON object (one cut short by a kill) is
+    left out with a warning."""
+    if not path.is_file():
+        return []
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            entry = json.loads(line)
+            if isinstance(entry, dict):
+                out.append(entry)
+                continue
+        except json.JSONDecodeError:
+            pass
+        if line.strip():
+            print(
+                f"warning: {path}:{number}: not a validation record, left out",
+                file=sys.stderr,
+            )
+    return out

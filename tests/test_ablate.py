@@ -54,13 +54,13 @@ def test_ablation_changes_what_an_attention_model_writes(kind: str) -> None:
     src = torch.randint(4, 23, (6, 9))
     src_len = torch.full((6,), 9)
     before = [h.tokens for h in greedy(model, src, src_len)]
-    ab.ablate(model, kind, "additive")
+    ab.ablate(model, kind)
     after = [h.tokens for h in greedy(model, src, src_len)]
     assert before != after
 
 
 def test_modes_without_attention_and_unknown_kinds_are_refused() -> None:
     with pytest.raises(UserError, match="mode 'none' has no attention to ablate"):
-        ab.ablate(tiny_model("none"), "uniform", "none")
+        ab.ablate(tiny_model("none"), "uniform")
     with pytest.raises(UserError, match="choose one of uniform, shuffle, none"):
-        ab.ablate(tiny_model("dot"), "zero", "dot")
+        ab.ablate(tiny_model("dot"), "zero")

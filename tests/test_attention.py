@@ -14,6 +14,7 @@ MASK = torch.tensor(
 
 
 def modules() -> dict[str, att.Attention]:
+    """The modes whose weights are a soft distribution over the source."""
     torch.manual_seed(0)
     return {
         "mean": att.MeanPool(),
@@ -22,6 +23,12 @@ def modules() -> dict[str, att.Attention]:
         "scaled_dot": att.ScaledDot(),
         "general": att.General(D, D),
     }
+
+
+def every_aligning_module() -> dict[str, att.Attention]:
+    """The soft ones and ``hard`` (one-hot weights: its own distribution test)."""
+    torch.manual_seed(0)
+    return modules() | {"hard": att.Hard(D, D, 5)}
 
 
 @pytest.mark.parametrize("name", list(modules()))
@@ -37,23 +44,23 @@ def test_weights_are_a_distribution_with_zero_on_padding(name: str) -> None:
     torch.testing.assert_close(context, torch.einsum("bs,bsd->bd", weights, keys))
 
 
-@pytest.mark.parametrize("name", list(modules()))
+@pytest.mark.parametrize("name", list(every_aligning_module()))
 def test_padding_content_cannot_leak(name: str) -> None:
     torch.manual_seed(2)
     query, keys = torch.randn(B, D), torch.randn(B, S, D)
     noisy = keys.clone()
     noisy[~MASK] = 1e3 * torch.randn(int((~MASK).sum()), D)
-    module = modules()[name]
+    module = every_aligning_module()[name]
     c1, w1 = module(query, keys, MASK)
     c2, w2 = module(query, noisy, MASK)
     torch.testing.assert_close(w1, w2)
     torch.testing.assert_close(c1, c2)
 
 
-@pytest.mark.parametrize("name", list(modules()))
+@pytest.mark.parametrize("name", list(every_aligning_module()))
 def test_precomputed_keys_give_the_same_result(name: str) -> None:
     torch.manual_seed(3)
-    module = modules()[name]
+    module = every_aligning_module()[name]
     query, keys = torch.randn(B, D), torch.randn(B, S, D)
     projected = module.project_keys(keys, MASK)
     a = module(query, keys, MASK)

@@ -140,6 +140,18 @@ def not_a_run_directory(d: Path) -> tuple[list[str], str]:
     return ["evaluate", str(d)], "not a run directory (no config.yaml)"
 
 
+def bad_override_yaml(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "eval.buckets=[10"]
+    return args, "--set 'eval.buckets=[10': the value is not valid YAML"
+
+
+def out_folder_under_a_file(d: Path) -> tuple[list[str], str]:
+    """An OSError from the system (here: a folder below a file) is one line too."""
+    (d / "a_file").write_text("x\n")
+    args = ["prepare", "synth_ende", "--out", str(d / "a_file" / "corpus")]
+    return args, "a_file/corpus: Not a directory"
+
+
 def cuda_without_cuda(d: Path) -> tuple[list[str], str]:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
@@ -160,9 +172,11 @@ CASES: list[Callable[[Path], tuple[list[str], str]]] = [
     negative_size,
     dropout_one,
     bad_override_syntax,
+    bad_override_yaml,
     invalid_yaml,
     vocabulary_too_large,
     not_a_run_directory,
+    out_folder_under_a_file,
     cuda_without_cuda,
 ]
 
@@ -208,6 +222,18 @@ def test_checkpoint_that_is_not_one(trained: Path, tmp_path: Path, capsys) -> No
     assert_user_error(
         argv, "model.pt: not a loadable seq2seq checkpoint", tmp_path, capsys
     )
+
+
+def test_checkpoint_whose_weights_do_not_fit(
+    trained: Path, tmp_path: Path, capsys
+) -> None:
+    """torch's multi-line load_state_dict error becomes one line."""
+    payload = torch.load(trained / "best.pt", weights_only=True)
+    del payload["model"]["decoder.output.weight"]
+    del payload["model"]["decoder.output.bias"]
+    torch.save(payload, tmp_path / "cut.pt")
+    argv = ["evaluate", str(trained), "--checkpoint", str(tmp_path / "cut.pt")]
+    assert_user_error(argv, "cut.pt: weights do not fit", tmp_path, capsys)
 
 
 def test_checkpoint_path_that_does_not_exist(trained: Path, capsys) -> None:
@@ -257,3 +283,29 @@ def test_loss_going_nan_stops_and_keeps_the_last_checkpoint(
     last = torch.load(tmp_path / "runs" / "nan" / "last.pt", weights_only=True)
     assert last["state"]["step"] == 10
     assert all(torch.isfinite(v).all() for v in last["model"].values())
+
+
+def test_gradient_going_inf_stops_before_the_update(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A finite loss with an infinite gradient must not reach the weights."""
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20}
+    )
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "inf")
+    cfg = load_config(
+        REPO / "configs/synth_ende/additive.yaml",
+        [*items, "train.checkpoint_every=5", "train.max_steps=40"],
+    )
+    real, calls = torch.nn.utils.clip_grad_norm_, []
+
+    def overflowing(params, max_norm):  # a real clip, then a norm that overflowed
+        norm = real(params, max_norm)
+        calls.append(1)
+        return norm * float("inf") if len(calls) >= 12 else norm
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", overflowing)
+    with pytest.raises(UserError, match="gradient norm became inf at step 12"):
+        train(cfg, "cpu")
+    last = torch.load(tmp_path / "runs" / "inf" / "last.pt", weights_only=True)
+    assert last["state"]["step"] == 10

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.compare import compare, rows, significance_markdown, training_summary
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
-from seq2seq.evaluate import evaluate
+from seq2seq.evaluate import cached_evaluate, evaluate
 from seq2seq.search import Decoding
 from seq2seq.synth import write_corpus
 from seq2seq.train import train
@@ -124,6 +126,30 @@ def test_training_summary_reads_epochs_from_history(tmp_path: Path) -> None:
     _, body = rows([result | mixed])
     assert body[0][4:6] == ["3", "-"]
     assert training_summary(tmp_path / "nowhere")["epochs"] is None
+    # a last line cut short by a kill is left out, not a traceback
+    summary(line | {"epoch": 1})
+    with (tmp_path / "history.jsonl").open("a") as f:
+        f.write('{"bleu": 99.0, "ep')
+    assert training_summary(tmp_path)["val_bleu"] == 5.0
+
+
+def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(
+    runs, tmp_path: Path
+) -> None:
+    """compare reuses eval_test.json only while best.pt is the checkpoint it
+    scored (a resumed training may write a new one); without best.pt the saved
+    result stands."""
+    run = Path(shutil.copytree(runs[1], tmp_path / "copy"))
+    saved = json.loads((run / "eval_test.json").read_text())
+    assert cached_evaluate(run, "test", "cpu") == saved
+    payload = torch.load(run / "best.pt", weights_only=True)
+    payload["state"]["step"] = saved["step"] + 1  # as if trained further
+    torch.save(payload, run / "best.pt")
+    redone = cached_evaluate(run, "test", "cpu")
+    assert redone["step"] == saved["step"] + 1
+    assert json.loads((run / "eval_test.json").read_text()) == redone
+    (run / "best.pt").unlink()
+    assert cached_evaluate(run, "test", "cpu") == redone
 
 
 def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:

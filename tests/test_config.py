@@ -37,6 +37,8 @@ def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
         load_config(path, ["train.lr=-1"])
     with pytest.raises(UserError, match="KEY=VALUE"):
         load_config(path, ["train.lr"])
+    with pytest.raises(UserError, match=r"--set 'eval.buckets=\[1'.*not valid YAML"):
+        load_config(path, ["eval.buckets=[1"])
 
 
 @pytest.mark.parametrize(
@@ -52,6 +54,10 @@ def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
         ("tokenizer.model_type=wordpiece", "tokenizer.model_type"),
         ("data.join_train=0", "data.join_train.*1: off"),
         ("data.join_val=0", "data.join_val.*1: off"),
+        ("train.plateau_patience=0", "train.plateau_patience.*>= 1"),
+        ("train.min_lr=-1e-5", "train.min_lr.*must be in"),
+        ("train.min_lr=0.5", "train.min_lr.*must be in"),
+        ("train.schedule=cosine", "train.schedule.*train.max_steps > 0"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path: Path, override: str, message: str) -> None:

@@ -102,6 +102,17 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
         assert (expected in train) if expected else (" train " not in train)
 
 
+def test_an_unreadable_last_checkpoint_is_not_trained_over(tmp_path: Path) -> None:
+    """Training anew would delete the run folder: refuse, name the file."""
+    job = Job(Path("c.yaml"), 1, tmp_path / "run", ["--config", "c.yaml"])
+    job.run_dir.mkdir()
+    (job.run_dir / "last.pt").write_bytes(b"not a checkpoint")
+    (job.run_dir / "best.pt").write_bytes(b"kept")
+    with pytest.raises(UserError, match="last.pt: cannot be read.*move the folder"):
+        run_jobs([job], ["test"], 1)
+    assert (job.run_dir / "best.pt").read_bytes() == b"kept"
+
+
 def test_bad_experiment_files(tmp_path: Path) -> None:
     path = tmp_path / "e.yaml"
     path.write_text("name: x\nconfigs: [nope.yaml]\n")
@@ -110,6 +121,9 @@ def test_bad_experiment_files(tmp_path: Path) -> None:
     path.write_text("name: x\nconfigs: []\nseedz: [1]\n")
     with pytest.raises(UserError, match="did you mean 'seeds'"):
         load_experiment(path)
+    path.write_text(f"name: x\nconfigs: [{REPO / 'configs/synth_ende/none.yaml'}]\n")
+    with pytest.raises(UserError, match="--jobs 0: must be at least 1"):
+        experiment(path, jobs=0)
     # a missing experiment file is named once, not twice
     with pytest.raises(UserError) as err:
         load_experiment(tmp_path / "gone.yaml")

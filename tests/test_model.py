@@ -9,7 +9,7 @@ from conftest import MODES, tiny_model
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.model import build_model, loss_sum
 from seq2seq.search import decode_corpus, greedy
-from seq2seq.tokenizer import EOS
+from seq2seq.tokenizer import BOS, EOS
 
 
 @pytest.mark.parametrize("rnn", ["gru", "lstm"])
@@ -43,10 +43,10 @@ def test_encoder_ignores_padding(toy_batch) -> None:
     assert torch.all(memory.keys[1, 3:] == 0)
 
 
-def _encoder(reverse: bool) -> torch.nn.Module:
+def _encoder(reverse: bool, attention: str = "additive") -> torch.nn.Module:
     torch.manual_seed(0)
     cfg = ModelConfig(
-        attention="additive",
+        attention=attention,
         attention_dim=12,
         encoder=EncoderConfig(
             embed_dim=10, hidden_size=16, bidirectional=False, reverse=reverse
@@ -73,6 +73,15 @@ def test_reversed_encoder_reads_right_to_left(toy_batch) -> None:
     torch.testing.assert_close(memory.final[1], memory.keys[1, 0])  # after word 1
     torch.testing.assert_close(memory.final[1], alone.final[0])
     assert torch.all(memory.keys[1, 3:] == 0)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_context_reads_the_encoders_summary(toy_batch, reverse: bool) -> None:
+    """`context` gives the decoder the same vector the bridge starts from (the
+    state after the whole sentence), whichever way the encoder read it."""
+    src, src_len, _, _ = toy_batch
+    memory = _encoder(reverse, "context").encode(src, src_len)
+    torch.testing.assert_close(memory.projected, memory.final)
 
 
 def test_reverse_needs_a_unidirectional_encoder() -> None:
@@ -116,12 +125,26 @@ def test_greedy_matches_teacher_forcing_on_its_own_output(mode: str, toy_batch) 
             torch.testing.assert_close(weights[0, :rows], hyp.weights)
 
 
-def test_greedy_stops_at_eos_or_limit(toy_batch) -> None:
+@pytest.mark.parametrize("eos_bias", [2.0, -30.0])  # EOS likely / never chosen
+def test_greedy_stops_at_eos_or_limit(toy_batch, eos_bias: float) -> None:
+    """A hypothesis ends where the model's argmax is EOS (checked by teacher
+    forcing it), or at the limit, ratio x source length + 10."""
     src, src_len, _, _ = toy_batch
-    hyps = greedy(tiny_model("additive").eval(), src, src_len, ratio=1.0)
+    model = tiny_model("additive").eval()
+    with torch.no_grad():
+        model.decoder.output.bias[EOS] += eos_bias
+    hyps = greedy(model, src, src_len, ratio=1.0)
     for b, hyp in enumerate(hyps):
-        assert EOS not in hyp.tokens
-        assert len(hyp.tokens) <= int(src_len[b]) + 10
+        limit = int(src_len[b]) + 10
+        assert EOS not in hyp.tokens and len(hyp.tokens) <= limit
+        if len(hyp.tokens) == limit:
+            continue
+        tgt_in = torch.tensor([[BOS, *hyp.tokens]])
+        n = src_len[b : b + 1]
+        attentional, _ = model(src[b : b + 1, : int(n)], n, tgt_in)
+        assert model.logits(attentional)[0, -1].argmax().item() == EOS
+    stopped = sum(len(h.tokens) < int(src_len[b]) + 10 for b, h in enumerate(hyps))
+    assert stopped == (len(hyps) if eos_bias > 0 else 0)
 
 
 def test_decode_corpus_keeps_input_order(toy_batch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from seq2seq.probe import (
     by_relative_position,
     correct,
     output_recall,
+    probe,
     train_probe,
 )
 
@@ -113,10 +115,20 @@ def test_probe_command_writes_json_plot_and_tensorboard(runs, tmp_path) -> None:
         assert "probe_test/accuracy_by_position" in events.Tags()["scalars"]
 
 
+def test_probe_without_saved_hypotheses_evaluates_first(runs, tmp_path) -> None:
+    run = Path(shutil.copytree(runs["none"], tmp_path / "copy"))
+    (run / "hyp_test.txt").unlink(missing_ok=True)
+    result = probe(run, "test", sentences=60, epochs=1)
+    assert (run / "hyp_test.txt").is_file() and result["output_by_position"]
+
+
 def test_probe_refuses_bad_arguments(runs, tmp_path, capsys) -> None:
     run = str(runs["none"])
     assert main(["probe", run, "--plot", str(tmp_path)]) == 2
     assert "--plot" in capsys.readouterr().err
+    # refused before any probe is trained, not after
+    assert main(["probe", run, "--plot", str(tmp_path / "no" / "p.png")]) == 2
+    assert "no folder" in capsys.readouterr().err
     assert main(["probe", run, "--sentences", "0"]) == 2
     assert main(["probe", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err

@@ -22,6 +22,7 @@ import seq2seq.checkpoint as checkpoint
 from seq2seq.checkpoint import atomic_save, load_checkpoint
 from seq2seq.cli import main
 from seq2seq.synth import write_corpus
+from seq2seq.validate import read_history
 
 STEPS = 60  # 93 batches per epoch here: the kill lands inside epoch 1
 KILL_AFTER = 20  # steps on disk in last.pt before the kill
@@ -166,3 +167,13 @@ def test_failed_save_keeps_the_previous_checkpoint(tmp_path: Path, monkeypatch) 
     monkeypatch.undo()
     assert load_checkpoint(path)["state"]["step"] == 1
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_a_history_line_cut_short_is_dropped(tmp_path: Path, capsys) -> None:
+    """A kill while history.jsonl is written can leave half a line; reading
+    the history (resume, compare) leaves it out with a warning naming it."""
+    path = tmp_path / "history.jsonl"
+    path.write_text('{"step": 10, "bleu": 1.0}\n{"step": 20, "bl')
+    assert read_history(path) == [{"step": 10, "bleu": 1.0}]
+    assert "history.jsonl:2: not a validation record" in capsys.readouterr().err
+    assert read_history(tmp_path / "none.jsonl") == []

@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+import sentencepiece as spm
 
 from seq2seq.config import TokenizerConfig
 from seq2seq.errors import UserError
@@ -68,6 +69,18 @@ def test_cache_is_keyed_by_settings_and_text(tmp_path: Path) -> None:
 def test_vocabulary_too_large_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="tokenizer.vocab_size=3500.*lower"):
         build_tokenizer(TokenizerConfig(vocab_size=3500), corpus(), corpus(), tmp_path)
+
+
+def test_another_sentencepiece_failure_is_not_called_a_size(
+    tmp_path: Path, monkeypatch
+) -> None:
+    def fail(**kwargs: object) -> None:
+        raise RuntimeError("Internal: something else went wrong\nmore detail")
+
+    monkeypatch.setattr(spm.SentencePieceTrainer, "train", fail)
+    with pytest.raises(UserError, match="could not train.*something else") as err:
+        build_tokenizer(TokenizerConfig(vocab_size=40), corpus(), corpus(), tmp_path)
+    assert "vocab_size" not in str(err.value) and "\n" not in str(err.value)
 
 
 def test_word_index_merges_pieces() -> None:

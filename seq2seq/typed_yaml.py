@@ -1,0 +1,155 @@
+"""YAML files into frozen, typed dataclasses: ``base:`` includes, dotted
+overrides, and type checks whose errors name the dotted key.
+
+The machinery under seq2seq.config (and the experiment files): nothing here
+knows which keys a config has; the dataclasses say that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from seq2seq.errors import UserError
+
+
+def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file as a dict; ``base: other.yaml`` (relative to the file) is
+    read first and this file's keys are merged over it."""
+    if not path.is_file():
+        raise UserError(f"{path}: config file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        reason = str(err).splitlines()[0]
+        raise UserError(f"{path}{where}: not valid YAML ({reason})") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: a config must be a mapping of keys")
+    base = raw.pop("base", None)
+    if base is None:
+        return raw
+    base_path = (path.parent / str(base)).resolve()
+    if base_path in seen:
+        raise UserError(f"{path}: 'base' chain loops back to {base_path}")
+    return merge(read_yaml(base_path, (*seen, base_path)), raw)
+
+
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge: mappings merge key by key, other values replace."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def apply_override(raw: dict[str, Any], item: str) -> None:
+    """Set ``a.b.c=value`` in a nested dict; the value is parsed as YAML."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise UserError(f"--set {item!r}: expected KEY=VALUE, e.g. train.lr=3e-4")
+    node = raw
+    parts = key.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise UserError(f"--set {item!r}: '{part}' is not a section")
+    try:
+        node[parts[-1]] = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        why = str(err).splitlines()[0]
+        raise UserError(
+            f"--set {item!r}: the value is not valid YAML ({why}); quote it"
+        ) from None
+
+
+def build(cls: type, raw: Any, prefix: str) -> Any:
+    """Turn a dict into dataclass ``cls``, checking keys and types."""
+    if not isinstance(raw, dict):
+        raise UserError(f"config key '{prefix or '<root>'}': expected a mapping")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in raw:
+        if key not in fields:
+            near = difflib.get_close_matches(str(key), fields, n=1)
+            hint = f" (did you mean '{_join(prefix, near[0])}'?)" if near else ""
+            valid = ", ".join(fields)
+            raise UserError(
+                f"unknown config key '{_join(prefix, key)}'{hint}; valid: {valid}"
+            )
+    kwargs = {}
+    for name, f in fields.items():
+        key = _join(prefix, name)
+        if name in raw:
+            kwargs[name] = _coerce(hints[name], raw[name], key)
+        elif (
+            f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ):
+            raise UserError(f"config key '{key}' is required")
+    return cls(**kwargs)
+
+
+def _coerce(tp: Any, value: Any, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(inner[0], value, key)
+    if origin is Literal:
+        if value not in args:
+            choices = ", ".join(map(str, args))
+            raise UserError(f"config key '{key}': {value!r} is not one of {choices}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise UserError(f"config key '{key}': expected a list, got {value!r}")
+        return tuple(_coerce(args[0], v, f"{key}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, key)
+    return _scalar(tp, value, key)
+
+
+def _scalar(tp: type, value: Any, key: str) -> Any:
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if tp is float and isinstance(value, str):  # YAML reads 1e-3 as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if isinstance(value, tp) and not (tp is int and isinstance(value, bool)):
+        return value
+    raise UserError(
+        f"config key '{key}': expected {tp.__name__}, got {value!r} "
+        f"({type(value).__name__})"
+    )
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else str(name)
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """Plain nested dict of a config (tuples as lists), for YAML and hparams."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [plain(x) for x in v]
+        return v
+
+    return plain(dataclasses.asdict(cfg))
