@@ -94,6 +94,16 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     return payload
 
 
+def saved_step(path: Path) -> int | None:
+    """The training step a checkpoint was saved at, read without loading its
+    tensors into memory (mmap); None when the file is missing or unreadable."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        return payload["state"]["step"]
+    except Exception:  # missing, damaged or not ours: no step to compare
+        return None
+
+
 def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
     """Dotted keys whose values differ between two config dicts."""
     out = []

@@ -10,7 +10,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seq2seq.errors import UserError, os_error
+from seq2seq.errors import UserError, os_error, quiet_broken_pipe
 from seq2seq.progress import STYLES, tensorboard_command
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
@@ -297,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `... | head` closed the pipe: stop quietly
+        quiet_broken_pipe()
+        return 1
     except OSError as err:  # a file or folder the system refused: name it
         if args.debug:
             traceback.print_exc()

@@ -52,7 +52,9 @@ def collect(
                 "bleu_lc": result.get("bleu_lc"),
                 "by_sentences": result.get("by_sentences", []),
                 "decoding": result.get("decoding", "greedy"),
-                "ablation_drops": ablation_drops(run, split + decoding.tag),
+                "ablation_drops": ablation_drops(
+                    run, split + decoding.tag, result.get("step")
+                ),
                 "length_ratio": length_ratios(run, split, decoding.tag, references),
             }
             | training_summary(run)
@@ -94,13 +96,16 @@ def length_ratios(
     return everything + ([ratio(index) for index in by_k] if len(sizes) > 1 else [])
 
 
-def ablation_drops(run: Path, name: str) -> dict[str, float]:
-    """BLEU drop of every ``evaluate --ablate`` result the run has for ``name``."""
+def ablation_drops(run: Path, name: str, step: int | None = None) -> dict[str, float]:
+    """BLEU drop of every ``evaluate --ablate`` result the run has for ``name``,
+    of the checkpoint at ``step`` only (an older one's would mix two models)."""
     drops = {}
     for kind in KINDS:
         path = run / f"eval_{name}_ablate-{kind}.json"
         if path.is_file():
-            drops[kind] = json.loads(path.read_text(encoding="utf-8"))["bleu_drop"]
+            result = json.loads(path.read_text(encoding="utf-8"))
+            if step is None or result.get("step") in (None, step):
+                drops[kind] = result["bleu_drop"]
     return drops
 
 

@@ -6,6 +6,8 @@ exits with status 2, without a traceback (``--debug`` shows it); the scripts
 in ``scripts/`` do the same through :func:`run_script`.
 """
 
+import errno
+import os
 import sys
 from collections.abc import Callable
 
@@ -14,12 +16,31 @@ class UserError(Exception):
     """An error caused by the user's input, with a message that says what to do."""
 
 
+HINTS = {
+    errno.ENOSPC: "free some disk space and run again",
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions",
+    errno.EROFS: "choose a writable place",
+    errno.ENOENT: "check the path",
+    errno.ENOTDIR: "check the path",
+    errno.EISDIR: "name a file, not a folder",
+}
+
+
 def os_error(err: OSError) -> str:
     """One line for a file the system refused (permissions, a full disk, a
     folder that is gone): the path, the reason, what to do."""
-    where = err.filename if err.filename is not None else "a file"
-    why = err.strerror or str(err)
-    return f"{where}: {why}; check the path and its permissions"
+    where = "a file" if err.filename is None else str(err.filename)
+    if err.filename2 is not None:  # a rename: both ends
+        where += f" -> {err.filename2}"
+    hint = HINTS.get(err.errno, "check the path and its permissions")
+    return f"{where}: {err.strerror or err}; {hint}"
+
+
+def quiet_broken_pipe() -> None:
+    """The reader of our output went away (``seq2seq translate ... | head``):
+    send what is left to /dev/null so that Python's exit does not complain."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def run_script(main: Callable[[], object]) -> None:
@@ -31,6 +52,9 @@ def run_script(main: Callable[[], object]) -> None:
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        sys.exit(1)
     except OSError as err:
         print(f"error: {os_error(err)}", file=sys.stderr)
         sys.exit(2)

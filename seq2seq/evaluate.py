@@ -18,7 +18,7 @@ import torch
 
 from seq2seq import joined
 from seq2seq.ablate import ablate
-from seq2seq.checkpoint import check_matches, load_checkpoint
+from seq2seq.checkpoint import check_matches, load_checkpoint, saved_step
 from seq2seq.config import Config, SplitFiles, load_config
 from seq2seq.data import bucket_batches, collate, load_split
 from seq2seq.device import autocast, pick_device
@@ -229,13 +229,11 @@ def _current(result: dict[str, Any], run_dir: Path, checkpoint: str) -> bool:
     """Whether a saved evaluation is of ``checkpoint`` as it is now: the same
     name and, where the file is still there, the same step (a resumed
     training may have written a new best.pt since). Without the file the
-    evaluation stands: results outlive deleted checkpoints."""
+    evaluation stands: results outlive deleted (or damaged) checkpoints."""
     if result.get("checkpoint", "best") != checkpoint:
         return False
-    path = checkpoint_path(run_dir, checkpoint)
-    if result.get("step") is None or not path.is_file():
-        return True
-    return load_checkpoint(path).get("state", {}).get("step") == result["step"]
+    step = saved_step(checkpoint_path(run_dir, checkpoint))
+    return result.get("step") is None or step is None or step == result["step"]
 
 
 def _write(path: Path, text: str) -> None:

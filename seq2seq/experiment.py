@@ -140,6 +140,11 @@ def plan(exp: Experiment) -> list[Job]:
             ]
             for item in exp.overrides:
                 args += ["--set", item]
+            if any(job.run_dir == run_dir for job in jobs):
+                raise UserError(
+                    f"configs: two configs named {config.name} would share the run "
+                    f"folder {run_dir}; rename one of them"
+                )
             jobs.append(Job(config, seed, run_dir, args))
     return jobs
 
@@ -199,7 +204,7 @@ def run_jobs(jobs: list[Job], splits: Sequence[str], parallel: int) -> None:
                     running.remove((job, proc))
                     if proc.returncode != 0:
                         failed.append(job)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, a signal, or a job that could not start
         _stop([proc for _, proc in running])
         raise
     if failed:

@@ -13,7 +13,7 @@ from seq2seq.tokenizer import PAD
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, encoder: Encoder, decoder: Decoder, mode: str = "") -> None:
+    def __init__(self, encoder: Encoder, decoder: Decoder, mode: str) -> None:
         super().__init__()
         self.encoder = encoder
         self.decoder = decoder

@@ -319,20 +319,24 @@ class Loop:
             )
         # Per-token mean over the whole batch once DDP averages over ranks.
         loss = loss / n_tokens * self.ranks.world
-        self.stop_unless_finite("loss", loss)
+        loss_value = loss.item()
+        self.stop_unless_finite("loss", loss_value, "or raise train.clip_norm")
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         clip = self.cfg.train.clip_norm or math.inf
-        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
-        self.stop_unless_finite("gradient norm", norm)  # before it reaches the weights
+        norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
+        # before the update: clipping cannot make an inf or NaN norm finite
+        self.stop_unless_finite("gradient norm", norm, "or look for a broken batch")
         self.opt.step()
-        return loss.item(), float(norm), n_tokens
+        return loss_value, norm, n_tokens
 
-    def stop_unless_finite(self, what: str, value: torch.Tensor) -> None:
-        if self.ranks.any(not bool(torch.isfinite(value))):
+    def stop_unless_finite(self, what: str, value: float, advice: str) -> None:
+        """Stop, on every process, when ``value`` is NaN or inf on any."""
+        if self.ranks.any(not math.isfinite(value)):
+            how = f"{value:g}" if not math.isfinite(value) else "NaN or inf elsewhere"
             raise UserError(
-                f"{what} became {value.item():g} at step {self.step}; lower train.lr "
-                "or raise train.clip_norm; the last checkpoint is kept"
+                f"{what} became {how} at step {self.step}; lower train.lr {advice}; "
+                "the last checkpoint is kept"
             )
 
     def validate(self) -> bool:

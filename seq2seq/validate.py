@@ -64,7 +64,8 @@ class Validator:
         self.start = time.monotonic() - elapsed
         if not self.history.is_file():
             return
-        keep = [h for h in read_history(self.history) if h["step"] <= step]
+        history = read_history(self.history)
+        keep = [h for h in history if h.get("step", math.inf) <= step]
         text = "".join(json.dumps(h) + "\n" for h in keep)
         self.history.write_text(text, encoding="utf-8")
 

@@ -297,15 +297,22 @@ def test_gradient_going_inf_stops_before_the_update(
         REPO / "configs/synth_ende/additive.yaml",
         [*items, "train.checkpoint_every=5", "train.max_steps=40"],
     )
-    real, calls = torch.nn.utils.clip_grad_norm_, []
+    real, calls, seen = torch.nn.utils.clip_grad_norm_, [], {}
 
     def overflowing(params, max_norm):  # a real clip, then a norm that overflowed
+        params = list(params)
         norm = real(params, max_norm)
         calls.append(1)
-        return norm * float("inf") if len(calls) >= 12 else norm
+        if len(calls) < 12:
+            return norm
+        seen["params"] = params  # the model's own tensors, and their values now
+        seen["before"] = [p.detach().clone() for p in params]
+        return norm * float("inf")
 
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", overflowing)
     with pytest.raises(UserError, match="gradient norm became inf at step 12"):
         train(cfg, "cpu")
+    for param, before in zip(seen["params"], seen["before"], strict=True):
+        assert torch.equal(param.detach(), before)  # the update never happened
     last = torch.load(tmp_path / "runs" / "inf" / "last.pt", weights_only=True)
     assert last["state"]["step"] == 10

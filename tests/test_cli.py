@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO, write_parallel
+
+from seq2seq.errors import os_error
 
 
 def seq2seq(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -89,3 +92,12 @@ def test_cuda_requested_without_cuda(tmp_path: Path) -> None:
     )
     proc = seq2seq("train", "--config", str(cfg), "--device", "cuda")
     assert_user_error(proc, "no CUDA device")
+
+
+def test_os_errors_name_the_file_and_what_to_do() -> None:
+    full = OSError(errno.ENOSPC, "No space left", "x/last.pt.tmp", None, "x/last.pt")
+    assert os_error(full) == (
+        "x/last.pt.tmp -> x/last.pt: No space left; free some disk space and run again"
+    )
+    denied = PermissionError(errno.EACCES, "Permission denied", "runs")
+    assert os_error(denied) == "runs: Permission denied; check its permissions"

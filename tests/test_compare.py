@@ -12,7 +12,13 @@ import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.compare import compare, rows, significance_markdown, training_summary
+from seq2seq.compare import (
+    ablation_drops,
+    compare,
+    rows,
+    significance_markdown,
+    training_summary,
+)
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import cached_evaluate, evaluate
@@ -218,3 +224,8 @@ def test_ablation_reports_its_bleu_drop_in_compare(runs, tmp_path: Path) -> None
     assert "BLEU drop, shuffle attention" in head
     with pytest.raises(UserError, match="no attention to ablate"):
         evaluate(runs[0], "test", device_name="cpu", ablation="uniform")
+    # an ablation of an older checkpoint than the one scored is left out
+    path = runs[1] / "eval_test_ablate-shuffle.json"
+    path.write_text(json.dumps(ablated | {"step": base["step"] - 1}))
+    assert ablation_drops(runs[1], "test", base["step"]) == {}
+    path.write_text(json.dumps(ablated))

@@ -21,6 +21,7 @@ from seq2seq.experiment import (
     commands,
     experiment,
     load_experiment,
+    plan,
     run_jobs,
 )
 from seq2seq.synth import write_corpus
@@ -102,15 +103,38 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
         assert (expected in train) if expected else (" train " not in train)
 
 
-def test_an_unreadable_last_checkpoint_is_not_trained_over(tmp_path: Path) -> None:
-    """Training anew would delete the run folder: refuse, name the file."""
-    job = Job(Path("c.yaml"), 1, tmp_path / "run", ["--config", "c.yaml"])
+def test_an_unreadable_last_checkpoint_is_not_trained_over(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Training anew would delete the run folder: refuse, name the file, and
+    before any job has started (not with the first one already running)."""
+    started = []
+    monkeypatch.setattr(
+        experiment_module.subprocess, "Popen", lambda *a, **k: started.append(a)
+    )
+    fine = Job(Path("c.yaml"), 1, tmp_path / "fine", ["--config", "c.yaml"])
+    job = Job(Path("c.yaml"), 2, tmp_path / "run", ["--config", "c.yaml"])
     job.run_dir.mkdir()
     (job.run_dir / "last.pt").write_bytes(b"not a checkpoint")
     (job.run_dir / "best.pt").write_bytes(b"kept")
     with pytest.raises(UserError, match="last.pt: cannot be read.*move the folder"):
-        run_jobs([job], ["test"], 1)
+        run_jobs([fine, job], ["test"], 1)
+    assert started == []
     assert (job.run_dir / "best.pt").read_bytes() == b"kept"
+
+
+def test_two_configs_with_one_name_are_refused(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "none.yaml").write_text(
+            f"base: {REPO / 'configs/synth_ende/none.yaml'}\n"
+        )
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        f"name: x\nconfigs: [{tmp_path / 'a/none.yaml'}, {tmp_path / 'b/none.yaml'}]\n"
+    )
+    with pytest.raises(UserError, match="two configs named none.yaml"):
+        plan(load_experiment(path))
 
 
 def test_bad_experiment_files(tmp_path: Path) -> None:
