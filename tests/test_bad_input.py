@@ -15,7 +15,7 @@ from conftest import REPO, tiny_overrides, write_parallel
 
 import seq2seq.train as train_module
 from seq2seq.cli import main
-from seq2seq.config import load_config
+from seq2seq.config import Config, load_config
 from seq2seq.errors import UserError
 from seq2seq.synth import write_corpus
 from seq2seq.train import train
@@ -259,17 +259,22 @@ def test_translate_without_a_finished_checkpoint(trained: Path, capsys) -> None:
     )
 
 
-def test_loss_going_nan_stops_and_keeps_the_last_checkpoint(
-    tmp_path: Path, monkeypatch
-) -> None:
+def diverging_run(tmp_path: Path, name: str) -> Config:
+    """A tiny run of 40 steps with a checkpoint every 5, to break at step 12."""
     write_corpus(
         tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20}
     )
-    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "nan")
-    cfg = load_config(
+    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", name)
+    return load_config(
         REPO / "configs/synth_ende/additive.yaml",
         [*items, "train.checkpoint_every=5", "train.max_steps=40"],
     )
+
+
+def test_loss_going_nan_stops_and_keeps_the_last_checkpoint(
+    tmp_path: Path, monkeypatch
+) -> None:
+    cfg = diverging_run(tmp_path, "nan")
     real, calls = train_module.loss_sum, []
 
     def diverging(*args, **kwargs):  # a real loss that overflows at step 12
@@ -289,14 +294,7 @@ def test_gradient_going_inf_stops_before_the_update(
     tmp_path: Path, monkeypatch
 ) -> None:
     """A finite loss with an infinite gradient must not reach the weights."""
-    write_corpus(
-        tmp_path / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20}
-    )
-    items = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "inf")
-    cfg = load_config(
-        REPO / "configs/synth_ende/additive.yaml",
-        [*items, "train.checkpoint_every=5", "train.max_steps=40"],
-    )
+    cfg = diverging_run(tmp_path, "inf")
     real, calls, seen = torch.nn.utils.clip_grad_norm_, [], {}
 
     def overflowing(params, max_norm):  # a real clip, then a norm that overflowed
