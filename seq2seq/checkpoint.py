@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from seq2seq.config import Config
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, first_line
 from seq2seq.typed_yaml import build, to_dict
 
 
@@ -83,11 +83,9 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # any failure here means "not a checkpoint"
-        text = str(err).strip()
-        why = text.splitlines()[0] if text else type(err).__name__
         raise UserError(
-            f"{path}: not a loadable seq2seq checkpoint ({why}); pass a best.pt or "
-            "last.pt written by seq2seq train"
+            f"{path}: not a loadable seq2seq checkpoint ({first_line(err)}); pass "
+            "a best.pt or last.pt written by seq2seq train"
         ) from None
     if not isinstance(payload, dict) or "model" not in payload:
         raise UserError(f"{path}: not a seq2seq checkpoint (no model weights)")

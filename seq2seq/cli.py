@@ -6,11 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seq2seq.errors import UserError, os_error, quiet_broken_pipe
+from seq2seq.errors import UserError, exit_status
 from seq2seq.progress import STYLES, tensorboard_command
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
@@ -292,22 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         args.func(args)
-    except UserError as err:
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # `... | head` closed the pipe: stop quietly
-        quiet_broken_pipe()
-        return 1
-    except OSError as err:  # a file or folder the system refused: name it
-        if args.debug:
-            traceback.print_exc()
-        print(f"error: {os_error(err)}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as err:
+        status = exit_status(err, args.debug)
+        if status is None:
+            raise
+        return status
     return 0
 
 

@@ -9,6 +9,7 @@ in ``scripts/`` do the same through :func:`run_script`.
 import errno
 import os
 import sys
+import traceback
 from collections.abc import Callable
 
 
@@ -37,10 +38,29 @@ def os_error(err: OSError) -> str:
     return f"{where}: {err.strerror or err}; {hint}"
 
 
-def quiet_broken_pipe() -> None:
-    """The reader of our output went away (``seq2seq translate ... | head``):
-    send what is left to /dev/null so that Python's exit does not complain."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none),
+    for errors that must stay one line."""
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
+def exit_status(err: Exception, debug: bool = False) -> int | None:
+    """End a command on ``err`` the user can act on: print its one line (after
+    the traceback with ``debug``; nothing for a reader that went away, as in
+    ``seq2seq translate ... | head``) and return the exit status; None for
+    anything else (a bug: let it raise)."""
+    if isinstance(err, BrokenPipeError):
+        # what is left goes to /dev/null, so that Python's exit does not complain
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    if not isinstance(err, UserError | OSError):
+        return None
+    if debug:
+        traceback.print_exc()
+    line = os_error(err) if isinstance(err, OSError) else str(err)
+    print(f"error: {line}", file=sys.stderr)
+    return 2
 
 
 def run_script(main: Callable[[], object]) -> None:
@@ -49,12 +69,8 @@ def run_script(main: Callable[[], object]) -> None:
     without a traceback."""
     try:
         main()
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
-    except BrokenPipeError:
-        quiet_broken_pipe()
-        sys.exit(1)
-    except OSError as err:
-        print(f"error: {os_error(err)}", file=sys.stderr)
-        sys.exit(2)
+    except Exception as err:
+        status = exit_status(err)
+        if status is None:
+            raise
+        sys.exit(status)

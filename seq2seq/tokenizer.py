@@ -21,7 +21,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from seq2seq.config import TokenizerConfig
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, first_line
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 CACHE_ENV = "SEQ2SEQ_CACHE_DIR"
@@ -154,10 +154,9 @@ def _train(cfg: TokenizerConfig, texts: Sequence[str], out: Path, side: str) -> 
     except RuntimeError as err:
         limit = re.search(r"<= (\d+)", str(err))
         if limit is None:  # not the size: say what sentencepiece said
-            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise UserError(
                 f"sentencepiece could not train on the {side} training text "
-                f"({first}); check tokenizer.* in the config"
+                f"({first_line(err)}); check tokenizer.* in the config"
             ) from None
         raise UserError(
             f"tokenizer.vocab_size={cfg.vocab_size} is too large for the {side} "

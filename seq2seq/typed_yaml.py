@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import yaml
 
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, first_line
 
 
 def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -29,8 +29,7 @@ def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
-        reason = str(err).splitlines()[0]
-        raise UserError(f"{path}{where}: not valid YAML ({reason})") from None
+        raise UserError(f"{path}{where}: not valid YAML ({first_line(err)})") from None
     if not isinstance(raw, dict):
         raise UserError(f"{path}: a config must be a mapping of keys")
     base = raw.pop("base", None)
@@ -67,9 +66,8 @@ def apply_override(raw: dict[str, Any], item: str) -> None:
     try:
         node[parts[-1]] = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        why = str(err).splitlines()[0]
         raise UserError(
-            f"--set {item!r}: the value is not valid YAML ({why}); quote it"
+            f"--set {item!r}: the value is not valid YAML ({first_line(err)}); quote it"
         ) from None
 
 
