@@ -159,7 +159,8 @@ class TrainConfig:
     # for the same reason as fused_adam; the same configs turn it on.
     fused_loss: bool = False
     # Length curriculum (seq2seq/curriculum.py, Platanios et al. 2019): short
-    # pairs first, all pairs from step curriculum_steps on; 0 = off.
+    # pairs first, all pairs from step curriculum_steps on; 0 = off. The
+    # stopping rule (plateau halving, patience) counts only after that step.
     curriculum_steps: int = 0
     curriculum_start: float = 0.1  # the shortest fraction of the data at step 0
 

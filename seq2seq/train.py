@@ -349,8 +349,12 @@ class Loop:
             if improved:
                 self.best_bleu, self.best = result["bleu"], result
         improved = self.ranks.any(improved)
-        self.bad_validations = 0 if improved else self.bad_validations + 1
-        self.schedule.observe(improved)
+        # Under a length curriculum the rule (halve on a stall, stop after
+        # `patience` stalls) waits until every pair is open: a model that has
+        # not seen the long pairs yet is not judged on them.
+        if self.curriculum.competence(self.step) >= 1.0:
+            self.bad_validations = 0 if improved else self.bad_validations + 1
+            self.schedule.observe(improved)
         self.last_val_step = self.step
         self.save_last()
         if improved and self.ranks.main:

@@ -277,18 +277,19 @@ def test_a_read_only_corpus_folder_is_never_written(tmp_path: Path) -> None:
     assert (run / "spm" / "src.model").is_file()
 
 
-def test_early_stopping_halves_the_lr_then_stops(tmp_path: Path) -> None:
-    """schedule=plateau halves the lr after a validation without a new best
-    BLEU; patience=2 stops after two in a row. With an lr too small to change a
-    translation, every validation after the first is a stall."""
+LR_TOO_SMALL = 1e-10  # changes no translation: every validation but the first stalls
+
+
+def stalling_run(tmp_path: Path, *extra: str) -> list[dict]:
+    """A plateau/patience=2 run whose every validation after the first is a
+    stall; the lines of its history.jsonl."""
     corpus = tmp_path / "corpus"
     write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})
-    lr = 1e-10
     cfg = load_config(
         REPO / "configs/synth_ende/additive.yaml",
         [
             *tiny_overrides(corpus, tmp_path / "runs", "stop"),
-            f"train.lr={lr}",
+            f"train.lr={LR_TOO_SMALL}",
             "train.min_lr=1e-15",
             "train.warmup_steps=0",
             "train.schedule=plateau",
@@ -296,10 +297,18 @@ def test_early_stopping_halves_the_lr_then_stops(tmp_path: Path) -> None:
             "train.patience=2",
             "train.max_steps=80",
             "train.val_every=8",
+            *extra,
         ],
     )
     run = train(cfg, "cpu")
-    history = [json.loads(line) for line in (run / "history.jsonl").open()]
+    return [json.loads(line) for line in (run / "history.jsonl").open()]
+
+
+def test_early_stopping_halves_the_lr_then_stops(tmp_path: Path) -> None:
+    """schedule=plateau halves the lr after a validation without a new best
+    BLEU; patience=2 stops after two in a row."""
+    history = stalling_run(tmp_path)
+    lr, run = LR_TOO_SMALL, tmp_path / "runs" / "stop"
     assert [h["step"] for h in history] == [8, 16, 24]  # stopped, budget was 80
     assert [h["lr"] for h in history] == pytest.approx([lr, lr, lr / 2])
     assert len({h["bleu"] for h in history}) == 1
@@ -307,3 +316,12 @@ def test_early_stopping_halves_the_lr_then_stops(tmp_path: Path) -> None:
     payload = torch.load(run / "last.pt", weights_only=True)
     assert payload["state"]["step"] == 24 and payload["state"]["bad_validations"] == 2
     assert payload["schedule"]["scale"] == 0.25  # halved after each stall, saved
+
+
+def test_the_stopping_rule_waits_for_the_curriculum(tmp_path: Path) -> None:
+    """Stalls before every pair is open (step 40 here) are not counted: the lr
+    first halves at the validation of step 40 and training stops at step 48."""
+    history = stalling_run(tmp_path, "train.curriculum_steps=40")
+    assert [h["step"] for h in history] == [8, 16, 24, 32, 40, 48]
+    lr = LR_TOO_SMALL
+    assert [h["lr"] for h in history] == pytest.approx([lr] * 5 + [lr / 2])
