@@ -220,20 +220,24 @@ def cached_evaluate(
             result = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
-        if _current(result, Path(run_dir), checkpoint):
+        hyps = path.with_name(f"hyp_{split}{decoding.tag}.txt")
+        if _current(result, hyps, checkpoint):
             return result
     return evaluate(run_dir, split, checkpoint, device_name, decoding)
 
 
-def _current(result: dict[str, Any], run_dir: Path, checkpoint: str) -> bool:
+def _current(result: dict[str, Any], hyps: Path, checkpoint: str) -> bool:
     """Whether a saved evaluation is of ``checkpoint`` as it is now: the same
     name and, where the file is still there, the same step (a resumed
-    training may have written a new best.pt since). Without the file the
-    evaluation stands: results outlive deleted (or damaged) checkpoints."""
+    training may have written a new best.pt since) and its hypotheses beside
+    it (the paired bootstrap and the probe read them). Without the checkpoint
+    the evaluation stands: results outlive deleted (or damaged) checkpoints."""
     if result.get("checkpoint", "best") != checkpoint:
         return False
-    step = saved_step(checkpoint_path(run_dir, checkpoint))
-    return result.get("step") is None or step is None or step == result["step"]
+    step = saved_step(checkpoint_path(hyps.parent, checkpoint))
+    if step is None:
+        return True
+    return hyps.is_file() and result.get("step") in (None, step)
 
 
 def _write(path: Path, text: str) -> None:

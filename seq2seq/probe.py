@@ -35,7 +35,7 @@ from torch import Tensor, nn
 
 from seq2seq.config import Config
 from seq2seq.data import Split, bucket_batches, collate, load_split
-from seq2seq.evaluate import cached_evaluate, eval_split, evaluate, load_run
+from seq2seq.evaluate import cached_evaluate, eval_split, load_run
 from seq2seq.metrics import length_buckets
 from seq2seq.model import Seq2Seq
 from seq2seq.tokenizer import Tokenizer, word_index
@@ -223,13 +223,8 @@ def probe(
     # the same classifier without the vector: what the position alone predicts
     blind = train_probe(train.without_vectors(), tok.src_vocab_size, epochs)
     blind_hits = correct(blind, test.without_vectors())
-    hyp_file = run_dir / f"hyp_{split}.txt"
-    evaluated = (
-        cached_evaluate(run_dir, split, checkpoint=checkpoint)
-        if hyp_file.is_file()
-        else evaluate(run_dir, split, checkpoint)  # writes the hypotheses
-    )
-    hyps = hyp_file.read_text(encoding="utf-8").splitlines()
+    evaluated = cached_evaluate(run_dir, split, checkpoint=checkpoint)
+    hyps = (run_dir / f"hyp_{split}.txt").read_text(encoding="utf-8").splitlines()
     result = {
         "run": str(run_dir),
         "split": split,

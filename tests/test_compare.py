@@ -143,8 +143,8 @@ def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(
     runs, tmp_path: Path
 ) -> None:
     """compare reuses eval_test.json only while best.pt is the checkpoint it
-    scored (a resumed training may write a new one); without best.pt the saved
-    result stands."""
+    scored (a resumed training may write a new one) and its hypotheses are
+    there; without best.pt the saved result stands."""
     run = Path(shutil.copytree(runs[1], tmp_path / "copy"))
     saved = json.loads((run / "eval_test.json").read_text())
     assert cached_evaluate(run, "test", "cpu") == saved
@@ -154,7 +154,12 @@ def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(
     redone = cached_evaluate(run, "test", "cpu")
     assert redone["step"] == saved["step"] + 1
     assert json.loads((run / "eval_test.json").read_text()) == redone
+    # without its hypotheses (which the bootstrap reads) it is redone as well
+    (run / "hyp_test.txt").unlink()
+    assert cached_evaluate(run, "test", "cpu") == redone
+    assert (run / "hyp_test.txt").is_file()
     (run / "best.pt").unlink()
+    (run / "hyp_test.txt").unlink()
     assert cached_evaluate(run, "test", "cpu") == redone
 
 
