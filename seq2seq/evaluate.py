@@ -214,16 +214,29 @@ def cached_evaluate(
 ) -> dict[str, Any]:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
     is now, else a fresh evaluation."""
-    path = Path(run_dir) / f"eval_{split}{decoding.tag}.json"
-    if path.is_file():
-        try:
-            result = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
-        hyps = path.with_name(f"hyp_{split}{decoding.tag}.txt")
-        if _current(result, hyps, checkpoint):
-            return result
+    saved = saved_evaluation(run_dir, split, decoding, checkpoint)
+    if saved is not None:
+        return saved
     return evaluate(run_dir, split, checkpoint, device_name, decoding)
+
+
+def saved_evaluation(
+    run_dir: Path,
+    split: str,
+    decoding: Decoding = GREEDY,
+    checkpoint: str = "best",
+) -> dict[str, Any] | None:
+    """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
+    is now; None when there is none, or it is stale."""
+    path = Path(run_dir) / f"eval_{split}{decoding.tag}.json"
+    if not path.is_file():
+        return None
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
+    hyps = path.with_name(f"hyp_{split}{decoding.tag}.txt")
+    return result if _current(result, hyps, checkpoint) else None
 
 
 def _current(result: dict[str, Any], hyps: Path, checkpoint: str) -> bool:

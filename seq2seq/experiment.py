@@ -10,10 +10,12 @@ An experiment file names the configs, the seeds, the overrides every run gets
     jobs: 2          # trainings at a time, one CPU thread each
     splits: [test, test_joined]   # evaluated and compared, first one first
 
-Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when it already has
-an ``eval_<split>.json`` for every split, only evaluated when its training
-finished, and continued with ``train --resume`` when its ``last.pt`` is from an
-interrupted training, so a killed experiment resumes where it stopped. Ctrl-C,
+Run ``<runs_dir>/<name>/<config stem>-s<seed>`` is skipped when its training
+finished and every split's ``eval_<split>.json`` scores its ``best.pt`` as it is
+now, only evaluated when its training finished, and continued with ``train
+--resume`` when its ``last.pt`` is from an interrupted training (an evaluation
+made meanwhile is redone after it), so a killed experiment resumes where it
+stopped. Ctrl-C,
 SIGTERM or SIGHUP stops the running trainings too (``last.pt`` is written
 atomically, so each continues from its last checkpoint). The comparison of the
 first split goes to ``<runs_dir>/<name>/compare/``, that of any further split to
@@ -38,6 +40,7 @@ from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.compare import compare, markdown
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
+from seq2seq.evaluate import saved_evaluation
 from seq2seq.typed_yaml import build, read_yaml, to_dict
 
 
@@ -72,7 +75,13 @@ class Job:
     args: list[str] = field(default_factory=list)
 
     def evaluated(self, split: str) -> bool:
-        return (self.run_dir / f"eval_{split}.json").is_file()
+        """Whether ``eval_<split>.json`` scores the run's best.pt as it is now
+        (an evaluation made while it trained does not count)."""
+        return saved_evaluation(self.run_dir, split) is not None
+
+    def done(self, splits: Sequence[str]) -> bool:
+        """Trained to the end (or its checkpoints deleted), every split scored."""
+        return self.training() != "interrupted" and all(map(self.evaluated, splits))
 
     def training(self) -> str:
         """``finished``, ``interrupted`` (a last.pt to resume) or ``new``. A
@@ -150,12 +159,15 @@ def plan(exp: Experiment) -> list[Job]:
 
 
 def commands(job: Job, splits: Sequence[str], progress: str = "auto") -> str:
-    """Shell command that trains the job (unless done: finished, or any split
-    evaluated), resuming an interrupted training, and evaluates what is missing.
+    """Shell command that trains the job (unless finished, or its checkpoints
+    deleted and a split scored), resuming an interrupted training, then
+    evaluates every split not scored on the final best.pt.
     ``progress`` is train's ``--progress`` (``log`` when runs share a terminal)."""
     seq2seq = [sys.executable, "-m", "seq2seq"]
     shown = ["--progress", progress]
-    state = "finished" if any(map(job.evaluated, splits)) else job.training()
+    state = job.training()
+    if state == "new" and any(map(job.evaluated, splits)):
+        state = "finished"  # last.pt deleted: the saved results stand
     steps = {
         "finished": [],
         "interrupted": [[*seq2seq, "train", "--resume", str(job.run_dir), *shown]],
@@ -164,7 +176,7 @@ def commands(job: Job, splits: Sequence[str], progress: str = "auto") -> str:
     steps += [
         [*seq2seq, "evaluate", str(job.run_dir), "--split", split]
         for split in splits
-        if not job.evaluated(split)
+        if steps or not job.evaluated(split)  # training writes a new best.pt
     ]
     return " && ".join(map(shlex.join, steps))
 
@@ -278,7 +290,7 @@ def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:
                 f"{job.run_dir}: made with other settings ({reason}); move or "
                 "delete that folder to retrain it, then run the experiment again"
             )
-    todo = [j for j in jobs if not all(map(j.evaluated, exp.splits))]
+    todo = [j for j in jobs if not j.done(exp.splits)]
     print(f"{exp.name}: {len(jobs)} runs, {len(jobs) - len(todo)} already finished")
     run_jobs(todo, exp.splits, exp.jobs)
     results = {}

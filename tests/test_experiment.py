@@ -101,6 +101,18 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
         torch.save({"model": {}, "state": state}, job.run_dir / "last.pt")
         train = commands(job, ["test"]).split(" && ")[0]
         assert (expected in train) if expected else (" train " not in train)
+    # An evaluation made while it trained neither ends the training nor stands
+    # for the final model: resumed, then evaluated again.
+    (job.run_dir / "eval_test.json").write_text(json.dumps({"step": 5}))
+    (job.run_dir / "hyp_test.txt").write_text("a\n")
+    assert job.evaluated("test") and job.done(["test"])
+    torch.save({"model": {}, "state": {"step": 5}}, job.run_dir / "last.pt")
+    assert not job.done(["test"])
+    train, evaluate = commands(job, ["test"]).split(" && ")
+    assert f"train --resume {job.run_dir}" in train and "--split test" in evaluate
+    # with its checkpoints deleted, the saved results stand
+    (job.run_dir / "last.pt").unlink()
+    assert job.done(["test"]) and commands(job, ["test"]) == ""
 
 
 def test_an_unreadable_last_checkpoint_is_not_trained_over(
