@@ -32,7 +32,7 @@ from seq2seq.joined import Joined
 from seq2seq.metrics import length_buckets, paired_bootstrap
 from seq2seq.search import GREEDY, Decoding
 from seq2seq.typed_yaml import read_yaml
-from seq2seq.validate import read_history
+from seq2seq.validate import improves, read_history
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
 
@@ -172,16 +172,22 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
 
 
 def training_summary(run: Path) -> dict[str, Any]:
-    """Best validation BLEU, the perplexity and epoch there, the epochs trained
-    (the epoch of the last validation, counted from 1) and training minutes,
-    from the run's history.jsonl; None for what it does not hold (histories
-    written before epochs were recorded)."""
+    """The best validation (by the run's ``train.stop_metric``, as training
+    chose its best.pt): its BLEU, perplexity and epoch; the epochs trained (the
+    epoch of the last validation, counted from 1) and training minutes, from
+    the run's history.jsonl; None for what it does not hold (histories written
+    before epochs were recorded)."""
     history = read_history(run / "history.jsonl")
     if not history:
         return dict.fromkeys(
             ("val_bleu", "val_ppl", "best_epoch", "epochs", "train_minutes")
         )
-    best = max(history, key=lambda h: h["bleu"])
+    config = run / "config.yaml"
+    metric = load_config(config).train.stop_metric if config.is_file() else "bleu"
+    best: dict[str, Any] = {}
+    for validation in history:
+        if improves(validation, best, metric):
+            best = validation
     elapsed = history[-1].get("elapsed_s")
     return {
         "val_bleu": best["bleu"],

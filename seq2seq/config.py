@@ -128,7 +128,7 @@ class TrainConfig:
     lr: float = 1e-3
     schedule: Literal["constant", "plateau", "cosine"] = "constant"
     warmup_steps: int = 0
-    plateau_factor: float = 0.5  # lr *= factor when val BLEU stalls
+    plateau_factor: float = 0.5  # lr *= factor when the stop_metric stalls
     plateau_patience: int = 2  # validations without improvement
     min_lr: float = 1e-6
     clip_norm: float = 1.0
@@ -141,7 +141,11 @@ class TrainConfig:
     val_every: int = 500  # steps; 0 = once per epoch
     log_every: int = 50
     checkpoint_every: int = 200  # steps between last.pt saves (and at validations)
-    patience: int = 0  # early stopping on val BLEU; 0 = off
+    patience: int = 0  # early stopping on the stop_metric; 0 = off
+    # What early stopping, the plateau schedule and best.pt follow: validation
+    # BLEU (greedy) or validation loss (lower is better; less noisy while a
+    # model is still weak and its greedy output lengths swing).
+    stop_metric: Literal["bleu", "loss"] = "bleu"
     val_max_sentences: int = 0  # 0 = the whole validation set
     num_probes: int = 4  # fixed validation sentences drawn as heatmaps
     # bf16: autocast matmuls to bfloat16 (fast on CPUs with AMX/AVX-512 BF16);

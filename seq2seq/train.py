@@ -41,7 +41,7 @@ from seq2seq.model import Seq2Seq, build_model, loss_sum
 from seq2seq.progress import Progress
 from seq2seq.schedule import LRSchedule
 from seq2seq.typed_yaml import to_dict
-from seq2seq.validate import Validator
+from seq2seq.validate import Validator, improves
 from seq2seq.workspace import Workspace, load_workspace, run_tokenizer
 
 
@@ -196,8 +196,8 @@ class Loop:
             cfg.train.curriculum_start,
         )
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
-        self.best_bleu, self.bad_validations = -1.0, 0
-        self.best: dict[str, float] = {}
+        self.bad_validations = 0
+        self.best: dict[str, float] = {}  # the best validation so far
         self.last_val_step, elapsed = -1, 0.0
         if payload is not None:
             elapsed = self.load_state(payload)
@@ -345,9 +345,9 @@ class Loop:
         if self.validator is not None:
             extra = {"epoch": self.epoch, "lr": self.schedule.lr(self.step)}
             result = self.validator.run(self.model, self.step, extra)
-            improved = result["bleu"] > self.best_bleu
+            improved = improves(result, self.best, self.cfg.train.stop_metric)
             if improved:
-                self.best_bleu, self.best = result["bleu"], result
+                self.best = result
         improved = self.ranks.any(improved)
         # Under a length curriculum the rule (halve on a stall, stop after
         # `patience` stalls) waits until every pair is open: a model that has
@@ -378,7 +378,6 @@ class Loop:
                 "step": self.step,
                 "epoch": self.epoch,
                 "batch_in_epoch": self.batch_in_epoch,
-                "best_bleu": self.best_bleu,
                 "best": self.best,
                 "bad_validations": self.bad_validations,
                 "last_val_step": self.last_val_step,
@@ -409,7 +408,7 @@ class Loop:
         s = payload["state"]
         self.step, self.epoch = s["step"], s["epoch"]
         self.batch_in_epoch = s["batch_in_epoch"]
-        self.best_bleu, self.best = s["best_bleu"], s["best"]
+        self.best = s["best"]
         self.bad_validations, self.last_val_step = (
             s["bad_validations"],
             s["last_val_step"],

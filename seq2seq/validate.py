@@ -7,6 +7,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -222,6 +223,16 @@ def _averages(sums: dict[str, float]) -> dict[str, float]:
         "eos_mass": sums["eos_mass"] / tokens,
         "monotone": sums["monotone"] / moves,
     }
+
+
+def improves(result: dict[str, Any], best: dict[str, Any], metric: str) -> bool:
+    """Whether a validation ``result`` beats ``best`` (empty: none yet) by
+    ``train.stop_metric``: higher BLEU, or lower loss."""
+    if not best:
+        return True
+    if metric == "loss":
+        return result["loss"] < best["loss"]
+    return result["bleu"] > best["bleu"]
 
 
 def read_history(path: Path) -> list[dict]:

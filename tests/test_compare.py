@@ -19,12 +19,13 @@ from seq2seq.compare import (
     significance_markdown,
     training_summary,
 )
-from seq2seq.config import load_config
+from seq2seq.config import load_config, save_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import cached_evaluate, evaluate
 from seq2seq.search import Decoding
 from seq2seq.synth import write_corpus
 from seq2seq.train import train
+from seq2seq.validate import improves
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +138,24 @@ def test_training_summary_reads_epochs_from_history(tmp_path: Path) -> None:
     with (tmp_path / "history.jsonl").open("a") as f:
         f.write('{"bleu": 99.0, "ep')
     assert training_summary(tmp_path)["val_bleu"] == 5.0
+
+
+def test_the_best_validation_follows_the_stop_metric(tmp_path: Path) -> None:
+    """With train.stop_metric: loss the best epoch is the lowest loss, as in
+    training's choice of best.pt, not the highest BLEU."""
+    lines = [
+        {"epoch": 1, "bleu": 6.0, "loss": 3.7, "ppl": 40.0},
+        {"epoch": 2, "bleu": 3.2, "loss": 3.6, "ppl": 37.0},
+    ]
+    (tmp_path / "history.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines)
+    )
+    assert training_summary(tmp_path)["best_epoch"] == 1  # no config: BLEU
+    cfg = load_config(REPO / "configs/synth_ende/none.yaml", ["train.stop_metric=loss"])
+    save_config(cfg, tmp_path / "config.yaml")
+    assert training_summary(tmp_path)["best_epoch"] == 2
+    assert improves(lines[1], lines[0], "loss") and improves(lines[0], {}, "bleu")
+    assert not improves(lines[1], lines[0], "bleu")
 
 
 def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(
