@@ -15,10 +15,10 @@ finished and every split's ``eval_<split>.json`` scores its ``best.pt`` as it is
 now, only evaluated when its training finished, and continued with ``train
 --resume`` when its ``last.pt`` is from an interrupted training (an evaluation
 made meanwhile is redone after it), so a killed experiment resumes where it
-stopped. Ctrl-C,
-SIGTERM or SIGHUP stops the running trainings too (``last.pt`` is written
-atomically, so each continues from its last checkpoint). The comparison of the
-first split goes to ``<runs_dir>/<name>/compare/``, that of any further split to
+stopped. Ctrl-C, SIGTERM or SIGHUP stops the running trainings too
+(``last.pt`` is written atomically, so each continues from its last
+checkpoint). The comparison of the first split goes to
+``<runs_dir>/<name>/compare/``, that of any further split to
 ``compare_<split>/``.
 """
 
