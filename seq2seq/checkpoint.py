@@ -76,12 +76,13 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(cuda)
 
 
-def load_checkpoint(path: Path) -> dict[str, Any]:
-    """Load with ``weights_only=True``: pickled objects are refused."""
+def load_checkpoint(path: Path, mmap: bool = False) -> dict[str, Any]:
+    """Load with ``weights_only=True``: pickled objects are refused. With
+    ``mmap`` the tensors stay on disk until read (for a look at the state)."""
     if not path.is_file():
         raise UserError(f"{path}: no checkpoint here; train the run first")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as err:  # any failure here means "not a checkpoint"
         raise UserError(
             f"{path}: not a loadable seq2seq checkpoint ({first_line(err)}); pass "

@@ -236,10 +236,12 @@ def saved_evaluation(
     except json.JSONDecodeError as err:
         raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
     hyps = path.with_name(f"hyp_{split}{decoding.tag}.txt")
-    return result if _current(result, hyps, checkpoint) else None
+    return result if _current(result, Path(run_dir), hyps, checkpoint) else None
 
 
-def _current(result: dict[str, Any], hyps: Path, checkpoint: str) -> bool:
+def _current(
+    result: dict[str, Any], run_dir: Path, hyps: Path, checkpoint: str
+) -> bool:
     """Whether a saved evaluation is of ``checkpoint`` as it is now: the same
     name and, where the file is still there, the same step (a resumed
     training may have written a new best.pt since) and its hypotheses beside
@@ -247,7 +249,7 @@ def _current(result: dict[str, Any], hyps: Path, checkpoint: str) -> bool:
     the evaluation stands: results outlive deleted (or damaged) checkpoints."""
     if result.get("checkpoint", "best") != checkpoint:
         return False
-    step = saved_step(checkpoint_path(hyps.parent, checkpoint))
+    step = saved_step(checkpoint_path(run_dir, checkpoint))
     if step is None:
         return True
     return hyps.is_file() and result.get("step") in (None, step)

@@ -91,7 +91,7 @@ class Job:
         if not path.is_file():
             return "new"
         try:
-            state = load_checkpoint(path)["state"]
+            state = load_checkpoint(path, mmap=True)["state"]  # no tensors read
         except UserError:
             raise UserError(
                 f"{path}: cannot be read as a checkpoint, and training anew would "
