@@ -174,6 +174,13 @@ def add_experiment(sub: argparse._SubParsersAction) -> None:
     exp.add_argument(
         "--jobs", type=int, help="trainings at a time (default: the file's jobs)"
     )
+    exp.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this config (its stem, e.g. hard) or run (hard-s42); repeatable",
+    )
     exp.set_defaults(func=experiment_command)
 
 
@@ -248,7 +255,7 @@ def translate_command(args: argparse.Namespace) -> None:
 def experiment_command(args: argparse.Namespace) -> None:
     from seq2seq.experiment import experiment
 
-    experiment(args.file, args.jobs)
+    experiment(args.file, args.jobs, args.only)
 
 
 def compare_command(args: argparse.Namespace) -> None:

@@ -19,7 +19,9 @@ stopped. Ctrl-C, SIGTERM or SIGHUP stops the running trainings too
 (``last.pt`` is written atomically, so each continues from its last
 checkpoint). The comparison of the first split goes to
 ``<runs_dir>/<name>/compare/``, that of any further split to
-``compare_<split>/``.
+``compare_<split>/``. ``--only NAME`` (a config stem such as ``hard``, or a
+run folder such as ``hard-s42``; repeatable) runs those runs alone, and
+compares only once every run is done.
 """
 
 from __future__ import annotations
@@ -158,6 +160,19 @@ def plan(exp: Experiment) -> list[Job]:
     return jobs
 
 
+def select(jobs: list[Job], only: Sequence[str]) -> list[Job]:
+    """The jobs named in ``only`` by config stem or run folder (all if empty)."""
+    if not only:
+        return jobs
+    names = {n for job in jobs for n in (job.config.stem, job.run_dir.name)}
+    if unknown := [name for name in only if name not in names]:
+        choices = ", ".join(sorted(names))
+        raise UserError(
+            f"--only {unknown[0]}: not a run of this experiment ({choices})"
+        )
+    return [j for j in jobs if {j.config.stem, j.run_dir.name} & set(only)]
+
+
 def commands(job: Job, splits: Sequence[str], progress: str = "auto") -> str:
     """Shell command that trains the job (unless finished, or its checkpoints
     deleted and a split scored), resuming an interrupted training, then
@@ -273,26 +288,33 @@ def _group_alive(proc: subprocess.Popen) -> bool:
     return True
 
 
-def experiment(path: Path, jobs: int | None = None) -> dict[str, list[dict]]:
-    """Run what is missing, then compare; the comparison of each split.
-    ``jobs`` overrides the file's; with more than one job at a time every
-    training gets one CPU thread (two 2-thread trainings on 2 cores would
-    oversubscribe them several times over)."""
+def experiment(
+    path: Path, jobs: int | None = None, only: Sequence[str] = ()
+) -> dict[str, list[dict]]:
+    """Run what is missing, then compare; the comparison of each split (none
+    while a run left out by ``only`` is not done). ``jobs`` overrides the
+    file's; with more than one job at a time every training gets one CPU thread
+    (two 2-thread trainings on 2 cores would oversubscribe them several times
+    over)."""
     exp = load_experiment(path)
     if jobs is not None:
         if jobs < 1:
             raise UserError(f"--jobs {jobs}: must be at least 1")
         exp = replace(exp, jobs=jobs)
     jobs = plan(exp)
-    for job in jobs:
+    chosen = select(jobs, only)
+    for job in chosen:
         if reason := job.stale():
             raise UserError(
                 f"{job.run_dir}: made with other settings ({reason}); move or "
                 "delete that folder to retrain it, then run the experiment again"
             )
-    todo = [j for j in jobs if not j.done(exp.splits)]
-    print(f"{exp.name}: {len(jobs)} runs, {len(jobs) - len(todo)} already finished")
+    todo = [j for j in chosen if not j.done(exp.splits)]
+    print(f"{exp.name}: {len(chosen)} runs, {len(chosen) - len(todo)} already finished")
     run_jobs(todo, exp.splits, exp.jobs)
+    if missing := [j.run_dir.name for j in jobs if not j.done(exp.splits)]:
+        print(f"not compared: {', '.join(missing)} not done yet")
+        return {}
     results = {}
     for i, split in enumerate(exp.splits):
         out = exp.root / ("compare" if i == 0 else f"compare_{split}")

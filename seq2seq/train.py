@@ -3,10 +3,11 @@
 ``train(cfg)`` reads the corpus, builds the vocabularies and the model, and
 runs the loop. Every ``val_every`` steps it computes validation loss and
 greedy BLEU, draws the probe heatmaps, saves ``last.pt`` (and ``best.pt``
-when BLEU improved), and stops early after ``patience`` validations without
-improvement. ``last.pt`` is also written every ``checkpoint_every`` steps and
-holds everything ``--resume`` needs to continue exactly where it was written
-(optimizer, schedule, counters, position in the epoch, RNG states).
+when ``train.stop_metric``, BLEU or loss, improved), and stops early after
+``patience`` validations without improvement. ``last.pt`` is also written
+every ``checkpoint_every`` steps and holds everything ``--resume`` needs to
+continue exactly where it was written (optimizer, schedule, counters, position
+in the epoch, RNG states).
 """
 
 from __future__ import annotations

@@ -88,6 +88,24 @@ def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
     assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
 
 
+def test_only_runs_the_named_runs_and_compares_once_all_are_done(
+    tmp_path: Path, capsys
+) -> None:
+    path = write_experiment(tmp_path)
+    root = tmp_path / "runs" / "tiny"
+    assert experiment(path, only=["dot"]) == {}  # by config stem
+    assert "not compared: none-s1 not done yet" in capsys.readouterr().out
+    assert (root / "dot-s1" / "eval_test.json").is_file()
+    assert not (root / "none-s1").exists() and not (root / "compare").exists()
+    before = (root / "dot-s1" / "best.pt").stat().st_mtime_ns
+    results = experiment(path, only=["none-s1"])  # by run folder
+    assert [r["mode"] for r in results["test"]] == ["none", "dot"]
+    assert (root / "compare" / "compare.json").is_file()
+    assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
+    with pytest.raises(UserError, match=r"--only hard: not a run .*\(dot, dot-s1"):
+        experiment(path, only=["hard"])
+
+
 def test_interrupted_trainings_resume_and_finished_ones_are_kept(
     tmp_path: Path,
 ) -> None:
