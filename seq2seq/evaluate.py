@@ -288,4 +288,12 @@ def format_result(result: dict[str, Any]) -> str:
             "  BLEU by sentences joined: "
             + "  ".join(f"{b['k']}: {b['bleu']:.1f} (n={b['n']})" for b in by_k)
         )
+        if "hyp_sentences" in by_k[0]:  # older results lack the counts
+            lines.append(
+                "  sentences written / in the references: "
+                + "  ".join(
+                    f"{b['k']}: {b['hyp_sentences']:.2f} / {b['ref_sentences']:.2f}"
+                    for b in by_k
+                )
+            )
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import sacrebleu
@@ -70,13 +71,36 @@ def bleu_by_length(
 def bleu_by_sentences(
     hyps: Sequence[str], refs: Sequence[str], groups: Sequence[Sequence[int]]
 ) -> list[dict]:
-    """BLEU of the pairs made of k sentences, for each k (one k unless joined)."""
+    """For the pairs made of k sentences, for each k (one k unless joined):
+    their BLEU, and how many sentences the hypotheses and the references hold
+    on average (``hyp_sentences``, ``ref_sentences``; a model that drops or
+    merges sentences of a long input writes fewer than the references)."""
     out = []
     for k in sorted({len(g) for g in groups}):
         pick = [i for i, g in enumerate(groups) if len(g) == k]
         score = bleu([hyps[i] for i in pick], [refs[i] for i in pick])[0]
-        out.append({"k": k, "n": len(pick), "bleu": score})
+        written = sum(sentence_count(hyps[i]) for i in pick) / len(pick)
+        expected = sum(sentence_count(refs[i]) for i in pick) / len(pick)
+        out.append(
+            {
+                "k": k,
+                "n": len(pick),
+                "bleu": score,
+                "hyp_sentences": written,
+                "ref_sentences": expected,
+            }
+        )
     return out
+
+
+# A sentence's end: . ! or ? before a space or the end of the text.
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def sentence_count(text: str) -> int:
+    """Sentences in ``text``, counted by their end marks ("A dog runs. Two
+    men sit." holds 2; a caption without a final mark counts 0)."""
+    return len(SENTENCE_END.findall(text))
 
 
 def alignment_from_attention(

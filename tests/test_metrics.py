@@ -9,8 +9,10 @@ from seq2seq.metrics import (
     alignment_from_attention,
     bleu,
     bleu_by_length,
+    bleu_by_sentences,
     chrf,
     length_buckets,
+    sentence_count,
 )
 
 
@@ -36,6 +38,22 @@ def test_bleu_by_length_counts_add_up() -> None:
     out = bleu_by_length(hyps, refs, [4, 2, 12], [5, 10])
     assert [b["n"] for b in out] == [2, 0, 1]
     assert out[1]["bleu"] is None and round(out[2]["bleu"], 6) == 100.0
+
+
+def test_sentences_written_are_counted_per_k() -> None:
+    """A hypothesis that drops one of two joined sentences writes 1 of 2."""
+    refs = ["A dog runs.", "A man sits. Two kids play.", "Cats sleep! Who? Me."]
+    hyps = ["A dog runs.", "A man sits and two kids play.", "Cats sleep. Me."]
+    groups = [[0], [1, 2], [3, 4, 5]]
+    out = bleu_by_sentences(hyps, refs, groups)
+    assert [(b["k"], b["hyp_sentences"], b["ref_sentences"]) for b in out] == [
+        (1, 1.0, 1.0),
+        (2, 1.0, 2.0),
+        (3, 2.0, 3.0),
+    ]
+    assert round(out[0]["bleu"], 6) == 100.0 and out[1]["bleu"] < 99.0
+    assert sentence_count("3.5 m. high") == 1  # a decimal point ends nothing
+    assert sentence_count("no mark") == 0
 
 
 def test_alignment_from_attention_maps_subwords_to_words() -> None:
