@@ -311,8 +311,9 @@ def experiment(
             )
     todo = [j for j in chosen if not j.done(exp.splits)]
     print(f"{exp.name}: {len(chosen)} runs, {len(chosen) - len(todo)} already finished")
-    run_jobs(todo, exp.splits, exp.jobs)
-    if missing := [j.run_dir.name for j in jobs if not j.done(exp.splits)]:
+    run_jobs(todo, exp.splits, exp.jobs)  # raises unless every chosen job is done
+    others = [j for j in jobs if j not in chosen]
+    if missing := [j.run_dir.name for j in others if not j.done(exp.splits)]:
         print(f"not compared: {', '.join(missing)} not done yet")
         return {}
     results = {}
