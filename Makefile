@@ -7,6 +7,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: install demo test check format clean tensorboard
 
 LOGDIR ?= runs
+TB_FLAGS ?=
 WARM   := import seq2seq.train, seq2seq.evaluate, seq2seq.compare, \
           seq2seq.translate, seq2seq.probe, seq2seq.experiment, seq2seq.synth, \
           seq2seq.download, pytest
@@ -27,9 +28,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-## TensorBoard on the runs (make tensorboard LOGDIR=runs/demo for one folder).
+## TensorBoard on the runs (make tensorboard LOGDIR=runs/demo TB_FLAGS="--port 6007").
 tensorboard: $(STAMP)
-	$(VENV)/bin/tensorboard --logdir $(LOGDIR)
+	$(VENV)/bin/tensorboard --logdir $(LOGDIR) $(TB_FLAGS)
 
 ## The test suite (what CI runs).
 test: $(STAMP)

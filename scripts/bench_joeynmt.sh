@@ -7,10 +7,10 @@
 #   SEED=1 bash scripts/bench_joeynmt.sh ...           # both toolkits' seed (42)
 #
 # Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv),
-# prepares Multi30k de-en from the mirror ($SEQ2SEQ_DATA_MIRROR, default
-# ../shared/data/multi30k) with a joint sentencepiece unigram 8000 model,
+# prepares Multi30k de-en ($SEQ2SEQ_DATA_MIRROR, default data/multi30k as
+# `seq2seq prepare multi30k` leaves it) with a joint sentencepiece unigram 8000 model,
 # trains JoeyNMT with
-# ../shared/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
+# scripts/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
 # the same spec (scripts/bench_train.py, configs/multi30k/bench_additive.yaml),
 # decodes test_2016_flickr greedy and beam 5 with both (JoeyNMT's "test",
 # scripts/bench_decode.py) and prints both and the ratios as JSON. Everything runs
@@ -27,8 +27,11 @@ STEPS=${1:-320}
 DECODE_ONLY=${2:-}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${BENCH_DIR:-/tmp/seq2seq_bench}
-MIRROR=${SEQ2SEQ_DATA_MIRROR:-$REPO/../shared/data/multi30k}
-SPEC=$REPO/../shared/bench/joeynmt/rnn_m30k_deen.yaml
+# The files `seq2seq prepare multi30k` downloaded, else the mirror beside the checkout.
+MIRROR=$REPO/data/multi30k
+[[ -f $MIRROR/train.de.gz ]] || MIRROR=$REPO/../shared/data/multi30k
+MIRROR=${SEQ2SEQ_DATA_MIRROR:-$MIRROR}
+SPEC=$REPO/scripts/joeynmt/rnn_m30k_deen.yaml
 THREADS=${THREADS:-2}
 REPEATS=${REPEATS:-1}
 SEED=${SEED:-42}
@@ -70,7 +73,7 @@ case $DECODE_ONLY in
   *) echo "error: unknown option '$DECODE_ONLY' (only --decode-only)" >&2; exit 2 ;;
 esac
 
-# --- JoeyNMT in its own venv (pins from ../shared/bench/joeynmt/README.md) ----
+# --- JoeyNMT in its own venv (pins: scripts/joeynmt/README.md) ---------------
 if [[ ! -f $VENV/.installed ]]; then
   log "installing JoeyNMT 2.3.0 into $VENV"
   python3 -m venv "$VENV"

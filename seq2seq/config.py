@@ -10,7 +10,7 @@ they are checked exactly like the file.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,22 +25,34 @@ AttentionMode = Literal[
 RNNType = Literal["gru", "lstm"]
 
 
+def key(default: Any = MISSING, help: str = "", factory: Any = MISSING) -> Any:
+    """A config field with its one-line meaning, which docs/config.md lists
+    (``python scripts/config_reference.py`` writes that page from these)."""
+    return field(default=default, default_factory=factory, metadata={"help": help})
+
+
 @dataclass(frozen=True)
 class SplitFiles:
-    src: str
-    tgt: str
-    align: str | None = None  # gold Pharaoh alignments (source-target), if any
+    src: str = key(help="source-side text, one sentence a line (.gz read as gzip)")
+    tgt: str = key(help="target-side text, line for line with src")
+    align: str | None = key(
+        None, "gold Pharaoh alignments (src-tgt word links) a line; scores AER"
+    )
 
 
 @dataclass(frozen=True)
 class DataConfig:
-    train: SplitFiles
-    val: SplitFiles
-    test: SplitFiles | None = None
-    max_src_words: int = 100  # training pairs longer than this are dropped
-    max_tgt_words: int = 100
-    join_train: int = 1  # >1: train on k = 1..N consecutive pairs joined (joined.py)
-    join_val: int = 1  # >1: validate (early stopping, heatmaps) on joined val pairs
+    train: SplitFiles = key(help="the training pair of files")
+    val: SplitFiles = key(help="validation: early stopping, BLEU curve, heatmaps")
+    test: SplitFiles | None = key(None, "what `seq2seq evaluate --split test` scores")
+    max_src_words: int = key(100, "training pairs with a longer source are dropped")
+    max_tgt_words: int = key(100, "training pairs with a longer target are dropped")
+    join_train: int = key(
+        1, "> 1: train on 1..N consecutive pairs joined into one (long inputs)"
+    )
+    join_val: int = key(
+        1, "> 1: validate (stopping, heatmaps) on val pairs joined the same way"
+    )
 
     def __post_init__(self) -> None:
         _check(self.join_train >= 1, "data.join_train", "must be >= 1 (1: off)")
@@ -51,10 +63,16 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class TokenizerConfig:
-    model_type: Literal["unigram", "bpe"] = "unigram"
-    vocab_size: int = 8000
-    joint: bool = True  # one vocabulary for source and target
-    character_coverage: float = 1.0
+    model_type: Literal["unigram", "bpe"] = key(
+        "unigram", "sentencepiece's subword model"
+    )
+    vocab_size: int = key(
+        8000, "subwords per vocabulary; a small corpus supports only so many"
+    )
+    joint: bool = key(True, "one vocabulary for both languages (else one each)")
+    character_coverage: float = key(
+        1.0, "share of characters sentencepiece keeps; rarer ones become <unk>"
+    )
 
     def __post_init__(self) -> None:
         _check(self.vocab_size >= 8, "tokenizer.vocab_size", "must be >= 8")
@@ -67,13 +85,15 @@ class TokenizerConfig:
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    rnn: RNNType = "gru"
-    embed_dim: int = 256
-    hidden_size: int = 256  # per direction
-    layers: int = 1
-    bidirectional: bool = True
-    dropout: float = 0.2
-    reverse: bool = False  # read right to left (Sutskever 2014); unidirectional
+    rnn: RNNType = key("gru", "the recurrent cell")
+    embed_dim: int = key(256, "source embedding width")
+    hidden_size: int = key(256, "state width per direction")
+    layers: int = key(1, "stacked recurrent layers")
+    bidirectional: bool = key(True, "read both ways; states are [forward; backward]")
+    dropout: float = key(0.2, "on embeddings and between layers")
+    reverse: bool = key(
+        False, "read right to left (Sutskever 2014); unidirectional encoders only"
+    )
 
     def __post_init__(self) -> None:
         _check_sizes("model.encoder", self.embed_dim, self.hidden_size, self.layers)
@@ -88,12 +108,14 @@ class EncoderConfig:
 
 @dataclass(frozen=True)
 class DecoderConfig:
-    rnn: RNNType = "gru"
-    embed_dim: int = 256
-    hidden_size: int = 256
-    layers: int = 1
-    dropout: float = 0.2
-    input_feeding: bool = True  # Luong 2015 Sec. 3.3: feed the attentional vector
+    rnn: RNNType = key("gru", "the recurrent cell")
+    embed_dim: int = key(256, "target embedding width")
+    hidden_size: int = key(256, "state width (dot, scaled_dot: the encoder's)")
+    layers: int = key(1, "stacked recurrent layers")
+    dropout: float = key(0.2, "on embeddings, between layers, before the output")
+    input_feeding: bool = key(
+        True, "feed the last attentional vector back in (Luong 2015, Sec. 3.3)"
+    )
 
     def __post_init__(self) -> None:
         _check_sizes("model.decoder", self.embed_dim, self.hidden_size, self.layers)
@@ -102,13 +124,16 @@ class DecoderConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    attention: AttentionMode = "additive"
-    attention_dim: int = 256  # hidden size of the additive score's MLP
-    # RNN weights: PyTorch's uniform(+-1/sqrt(H)) and biases, or Xavier per
-    # gate with zero biases (JoeyNMT's "xavier_uniform", used by its baseline)
-    rnn_init: Literal["pytorch", "xavier"] = "pytorch"
-    encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    decoder: DecoderConfig = field(default_factory=DecoderConfig)
+    attention: AttentionMode = key(
+        "additive", "what the decoder sees of the source (docs/model.md)"
+    )
+    attention_dim: int = key(256, "hidden width of the additive score's MLP")
+    # JoeyNMT's "xavier_uniform" is Xavier per gate with zero biases.
+    rnn_init: Literal["pytorch", "xavier"] = key(
+        "pytorch", "RNN weights: PyTorch's uniform(1/sqrt(H)), or Xavier per gate"
+    )
+    encoder: EncoderConfig = key(factory=EncoderConfig, help="the source reader")
+    decoder: DecoderConfig = key(factory=DecoderConfig, help="the target writer")
 
     def __post_init__(self) -> None:
         _check(self.attention_dim >= 1, "model.attention_dim", "must be >= 1")
@@ -124,49 +149,51 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seed: int = 42
-    lr: float = 1e-3
-    schedule: Literal["constant", "plateau", "cosine"] = "constant"
-    warmup_steps: int = 0
-    plateau_factor: float = 0.5  # lr *= factor when the stop_metric stalls
-    plateau_patience: int = 2  # validations without improvement
-    min_lr: float = 1e-6
-    clip_norm: float = 1.0
-    label_smoothing: float = 0.0
-    max_epochs: int = 10
-    max_steps: int = 0  # 0 = no limit (epochs decide)
-    max_minutes: float = 0.0  # 0 = no wall-clock budget
-    batch_tokens: int = 4000  # padded tokens per batch (max of src/tgt side)
-    batch_sentences: int = 0  # if > 0: fixed number of sentences per batch
-    val_every: int = 500  # steps; 0 = once per epoch
-    log_every: int = 50
-    checkpoint_every: int = 200  # steps between last.pt saves (and at validations)
-    patience: int = 0  # early stopping on the stop_metric; 0 = off
-    # What early stopping, the plateau schedule and best.pt follow: validation
-    # BLEU (greedy) or validation loss (lower is better; less noisy while a
-    # model is still weak and its greedy output lengths swing).
-    stop_metric: Literal["bleu", "loss"] = "bleu"
-    val_max_sentences: int = 0  # 0 = the whole validation set
-    num_probes: int = 4  # fixed validation sentences drawn as heatmaps
-    # bf16: autocast matmuls to bfloat16 (fast on CPUs with AMX/AVX-512 BF16);
-    # auto: bf16 on CUDA, fp32 on the CPU (see device.py)
-    precision: Literal["auto", "fp32", "bf16"] = "auto"
-    # Adam's fused kernel: one pass over each parameter instead of a dozen
-    # (about 6x faster optimizer step on the CPU), the same update up to
-    # rounding. Off by default so that the older runs made without it stay
-    # reproducible bit for bit; the shipped corpus's base.yaml and the
-    # benchmark config (bench_additive.yaml) turn it on.
-    fused_adam: bool = False
-    # The output layer and its cross-entropy in cache-sized row chunks, with
-    # their gradients (seq2seq/loss.py): the same loss up to rounding, about a
-    # third faster, and no (tokens, vocabulary) logits in memory. Off by default
-    # for the same reason as fused_adam; the same configs turn it on.
-    fused_loss: bool = False
-    # Length curriculum (seq2seq/curriculum.py, Platanios et al. 2019): short
-    # pairs first, all pairs from step curriculum_steps on; 0 = off. The
-    # stopping rule (plateau halving, patience) counts only after that step.
-    curriculum_steps: int = 0
-    curriculum_start: float = 0.1  # the shortest fraction of the data at step 0
+    seed: int = key(42, "weights, dropout and batch order; same machine: same run")
+    lr: float = key(1e-3, "Adam's peak learning rate")
+    schedule: Literal["constant", "plateau", "cosine"] = key(
+        "constant", "cosine to min_lr at max_steps, or halve-on-plateau"
+    )
+    warmup_steps: int = key(0, "steps of linear warmup to lr")
+    plateau_factor: float = key(0.5, "plateau: lr *= this when stop_metric stalls")
+    plateau_patience: int = key(2, "plateau: validations without a new best")
+    min_lr: float = key(1e-6, "floor of every schedule")
+    clip_norm: float = key(1.0, "gradient norm clipping; 0 = off")
+    label_smoothing: float = key(0.0, "mass spread over the vocabulary")
+    max_epochs: int = key(10, "passes over the training pairs")
+    max_steps: int = key(0, "updates; 0 = no limit (max_epochs decides)")
+    max_minutes: float = key(0.0, "wall-clock budget; 0 = none")
+    batch_tokens: int = key(
+        4000, "padded tokens per batch (the longer side of each pair)"
+    )
+    batch_sentences: int = key(0, "> 0: exactly this many pairs per batch instead")
+    val_every: int = key(500, "steps between validations; 0 = once per epoch")
+    log_every: int = key(50, "steps between loss/lr lines and TensorBoard scalars")
+    checkpoint_every: int = key(200, "steps between last.pt saves (and each val)")
+    patience: int = key(0, "stop after this many validations without a best; 0 = off")
+    # Validation loss is less noisy than greedy BLEU while a model is still
+    # weak and its output lengths swing.
+    stop_metric: Literal["bleu", "loss"] = key(
+        "bleu", "what early stopping, the plateau schedule and best.pt follow"
+    )
+    val_max_sentences: int = key(0, "validate on the first N val pairs; 0 = all")
+    num_probes: int = key(4, "fixed val sentences drawn as heatmaps each validation")
+    precision: Literal["auto", "fp32", "bf16"] = key(
+        "auto", "auto: bf16 autocast on CUDA, fp32 on the CPU (device.py)"
+    )
+    # Off by default so that runs made without them reproduce bit for bit: the
+    # same update or loss up to rounding, in another kernel (docs/speed.md).
+    fused_adam: bool = key(False, "Adam's fused kernel: one pass per parameter")
+    fused_loss: bool = key(
+        False, "output layer + cross-entropy in cache-sized chunks (seq2seq/loss.py)"
+    )
+    # Platanios et al. 2019; the stopping rule counts only once every pair is open.
+    curriculum_steps: int = key(
+        0, "length curriculum: short pairs first, all from this step; 0 = off"
+    )
+    curriculum_start: float = key(
+        0.1, "curriculum: the shortest fraction of the pairs open at step 0"
+    )
 
     def __post_init__(self) -> None:
         _check(self.lr > 0, "train.lr", "must be > 0")
@@ -209,11 +236,13 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class EvalConfig:
-    # Upper edges (inclusive, in source words) of the length buckets; a last
-    # bucket holds everything longer.
-    buckets: tuple[int, ...] = (10, 20, 30, 40)
-    max_len_ratio: float = 2.0  # greedy output stops at ratio * source + 10 tokens
-    batch_sentences: int = 100
+    buckets: tuple[int, ...] = key(
+        (10, 20, 30, 40), "upper edges of the length buckets in source words"
+    )
+    max_len_ratio: float = key(
+        2.0, "an output stops at ratio x source length + 10 tokens"
+    )
+    batch_sentences: int = key(100, "sentences decoded together")
 
     def __post_init__(self) -> None:
         ok = all(a < b for a, b in zip(self.buckets, self.buckets[1:], strict=False))
@@ -228,13 +257,13 @@ class EvalConfig:
 
 @dataclass(frozen=True)
 class Config:
-    data: DataConfig
-    name: str = "run"
-    runs_dir: str = "runs"
-    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
+    data: DataConfig = key(help="the corpus")
+    name: str = key("run", "the run folder, under runs_dir")
+    runs_dir: str = key("runs", "where run folders go")
+    tokenizer: TokenizerConfig = key(factory=TokenizerConfig, help="sentencepiece")
+    model: ModelConfig = key(factory=ModelConfig, help="build_model's parts")
+    train: TrainConfig = key(factory=TrainConfig, help="the loop")
+    eval: EvalConfig = key(factory=EvalConfig, help="evaluate and validation")
 
     @property
     def run_dir(self) -> Path:

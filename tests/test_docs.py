@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 
 from seq2seq import cli
+from seq2seq.config import Config
 
 spec = importlib.util.spec_from_file_location(
     "cli_options", REPO / "scripts" / "cli_options.py"
@@ -121,3 +122,134 @@ def test_cli_md_lists_every_option_of_every_command() -> None:
             if not isinstance(action, argparse._HelpAction):
                 missing += [f"{path} {n}" for n in names if not mentions(section, n)]
     assert missing == [], "regenerate it: python scripts/cli_options.py"
+
+
+config_reference = importlib.util.module_from_spec(
+    s := importlib.util.spec_from_file_location(
+        "config_reference", REPO / "scripts" / "config_reference.py"
+    )
+)
+s.loader.exec_module(config_reference)
+
+
+def test_the_config_reference_is_current() -> None:
+    page = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
+    assert page == config_reference.page(), (
+        "regenerate it: python scripts/config_reference.py"
+    )
+    for name, _, _, meaning in config_reference.rows(Config):
+        assert meaning, f"{name} has no help text in seq2seq/config.py"
+
+
+COMMIT = re.compile(r"(?<![\w./,-])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b\d\d:\d\d UTC\b")
+ISSUE = re.compile(r"\bissue #?\d+", re.IGNORECASE)
+
+
+def test_the_readme_holds_no_history() -> None:
+    """Commits, dates and machine names belong to docs/results.md's metadata
+    lines; history is git log."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert COMMIT.findall(text) == []
+    assert DATE.findall(text) == []
+    for machine in ("EPYC", "Xeon", "Zen 3", "Zen 4", "VM"):
+        assert not mentions(text, machine), machine
+
+
+def test_the_docs_never_name_an_issue() -> None:
+    pages = [*PAGES, *(REPO / "data").glob("*/README.md")]
+    found = [f"{p.name}: {m}" for p in pages for m in ISSUE.findall(p.read_text())]
+    assert found == []
+
+
+def test_the_history_checks_find_what_they_look_for() -> None:
+    assert COMMIT.findall("at 0889707, and e1152ae") == ["0889707", "e1152ae"]
+    assert COMMIT.findall("1,391,444 params, 2048², deadbeef, 10,330,388") == []
+    assert DATE.findall("on 2026-12-02 at 21:59 UTC") == ["2026-12-02", "21:59 UTC"]
+    assert ISSUE.findall("as issue 18 asks, and Issue #3") == ["issue 18", "Issue #3"]
+
+
+NOT_FIGURES = {"3.11"}  # the Python version
+FIGURE = re.compile(r"(?<![\w.,])\d{1,3}\.\d+(?![\w.])")
+
+
+def test_every_figure_in_the_readme_is_one_the_docs_give() -> None:
+    """A figure stated twice must agree: each decimal figure in the README's
+    results (outside the demo's printed output and commands) appears in the
+    docs/ page that records it with its command."""
+    readme = FENCE.sub("", (REPO / "README.md").read_text(encoding="utf-8"))
+    docs = " ".join(p.read_text(encoding="utf-8") for p in PAGES[1:])
+    docs += (REPO / "data" / "synth_ende" / "README.md").read_text(encoding="utf-8")
+    stated = set(FIGURE.findall(CODE.sub("", readme))) - NOT_FIGURES
+    missing = sorted(f for f in stated if not re.search(rf"(?<![\d.]){f}(?!\d)", docs))
+    assert missing == [], f"README figures no docs page gives: {missing}"
+
+
+CONFIG_FIGURE = re.compile(r"\b([a-z_]+)[ =:]+(\d[\d.e-]*)\b")
+
+
+def leaves(raw: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in raw.items():
+        if isinstance(v, dict):
+            out.update(leaves(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def comment_mismatches(path: Path) -> list[str]:
+    """Comments that name a key with a number ("lr 2e-3", "max_steps: 2270")
+    the config (with its base files, and an experiment's ``overrides``) does
+    not set."""
+    from seq2seq.typed_yaml import read_yaml
+
+    raw = read_yaml(path)
+    values = list(leaves(raw).items())
+    values += [tuple(o.split("=", 1)) for o in raw.get("overrides", [])]
+    by_name: dict[str, set[float]] = {}
+    for k, v in values:
+        try:
+            by_name.setdefault(k.rsplit(".", 1)[-1], set()).add(float(v))
+        except (TypeError, ValueError):
+            pass
+    wrong = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        for name, number in CONFIG_FIGURE.findall(line.partition("#")[2]):
+            if name in by_name and float(number.rstrip(".-")) not in by_name[name]:
+                wrong.append(f"'{name} {number}' but it sets {sorted(by_name[name])}")
+    return wrong
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((REPO / "configs").rglob("*.yaml")),
+    ids=lambda p: str(p.relative_to(REPO / "configs")),
+)
+def test_a_config_comment_agrees_with_the_values(path: Path) -> None:
+    assert comment_mismatches(path) == []
+
+
+def test_the_comment_check_finds_a_contradiction(tmp_path: Path) -> None:
+    (tmp_path / "base.yaml").write_text("train:\n  lr: 0.002  # lr 2e-3\n")
+    top = tmp_path / "top.yaml"
+    top.write_text(
+        "# lr 1e-3, max_steps: 500, hidden_size 3\nbase: base.yaml\n"
+        "train: {max_steps: 400}\noverrides: [model.x.hidden_size=3]\n"
+    )
+    assert comment_mismatches(top) == [
+        "'lr 1e-3' but it sets [0.002]",
+        "'max_steps 500' but it sets [400.0]",
+    ]
+
+
+def test_the_own_corpus_config_is_valid() -> None:
+    """docs/own-corpus.md's complete config loads and validates as printed."""
+    import yaml
+
+    from seq2seq.config import config_from_dict
+
+    text = (REPO / "docs" / "own-corpus.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(.*?)```", text, re.DOTALL).group(1)
+    cfg = config_from_dict(yaml.safe_load(block))
+    assert cfg.name == "mine/additive" and cfg.model.attention == "additive"

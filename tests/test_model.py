@@ -207,7 +207,12 @@ def _reverse_batch(g: torch.Generator, size: int, symbols: int = 8) -> tuple:
 def test_a_tiny_none_model_learns_to_reverse_short_sequences() -> None:
     """The single vector carries content: with no attention at all, h_0 alone
     lets a 64-unit decoder reverse up to 6 symbols (Sutskever et al. 2014's
-    reversal intuition, as a toy task), exactly, for most sequences."""
+    reversal intuition, as a toy task), exactly, for most sequences.
+
+    Margin: trained to convergence (1,000 steps, the rate decaying linearly to
+    0), every one of seeds 0-4 reversed 200 of 200 sequences at 1 and at 2
+    threads on an Intel Xeon; the test asks for 90 %. (At a constant rate for
+    500 steps it had reached 0.78-0.96 depending on the CPU and seed.)"""
     torch.manual_seed(0)
     cfg = ModelConfig(
         attention="none",
@@ -217,19 +222,22 @@ def test_a_tiny_none_model_learns_to_reverse_short_sequences() -> None:
         ),
     )
     model = build_model(cfg, src_vocab=12, tgt_vocab=12)
+    steps = 1000
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    decay = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps)
     g = torch.Generator().manual_seed(1)
-    for _ in range(500):
+    for _ in range(steps):
         src, src_len, tgt_in, tgt_out = _reverse_batch(g, 64)
         loss, _ = loss_sum(model, src, src_len, tgt_in, tgt_out)
         opt.zero_grad()
         (loss / (tgt_out != 0).sum()).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        decay.step()
     src, src_len, _, tgt_out = _reverse_batch(torch.Generator().manual_seed(9), 200)
     hyps = greedy(model.eval(), src, src_len, ratio=2.0)
     exact = [
         h.tokens == tgt_out[b, : int(src_len[b]) - 1].tolist()
         for b, h in enumerate(hyps)
     ]
-    assert sum(exact) / len(exact) > 0.8, sum(exact) / len(exact)
+    assert sum(exact) / len(exact) > 0.9, sum(exact) / len(exact)

@@ -82,6 +82,13 @@ def result(run: Path) -> dict:
 
 @pytest.mark.slow
 def test_attention_learns_and_beats_the_bottleneck_on_long_sentences(runs) -> None:
+    """Margins, from these two trainings over train.seed 1-5 on an Intel Xeon
+    (each training on one thread, as here) and seed 1 on an AMD EPYC:
+    `additive` scored 32.4-47.4 BLEU (42.4 on the EPYC), asked for > 20; its
+    longest bucket led `none`'s by 26-40 BLEU, asked for > 10; its AER was
+    0.24-0.27, asked for < 0.6, and fell from 0.45-0.61 at the first
+    validation to 0.22-0.25 at the second. The spread over seeds and CPUs is
+    wide (15 BLEU) because 800 steps end just after the alignment forms."""
     att, none = result(runs["additive"]), result(runs["none"])
     for r in (att, none):
         assert {"mode", "params", "bleu", "chrf", "signature", "buckets", "aer"} <= set(
@@ -89,7 +96,7 @@ def test_attention_learns_and_beats_the_bottleneck_on_long_sentences(runs) -> No
         )
         assert sum(b["n"] for b in r["buckets"]) == runs["sizes"]["test"]
     assert att["mode"] == "additive" and none["mode"] == "none"
-    assert att["bleu"] > 30.0, att  # 42.4 when measured (two threads, one process)
+    assert att["bleu"] > 20.0, att
     long_att, long_none = att["buckets"][-1]["bleu"], none["buckets"][-1]["bleu"]
     assert long_att > long_none + 10.0, (long_att, long_none)
     assert none["aer"] is None
@@ -125,6 +132,7 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
     for scalar in ("entropy", "peak", "eos_mass", "monotone", "aer"):
         assert f"attention/{scalar}" in tags["scalars"], scalar
     # the gold alignments of the validation set: AER falls as attention learns
+    # (0.45-0.61 -> 0.22-0.25 over train.seed 1-5: docs/testing.md)
     lines = (run / "history.jsonl").read_text().splitlines()
     aers = [json.loads(line)["attention"]["aer"] for line in lines]
     assert len(aers) == 2 and aers[1] < aers[0] <= 1.0, aers

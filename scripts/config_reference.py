@@ -1,0 +1,105 @@
+"""Write docs/config.md, the config reference, from the config dataclasses.
+
+    python scripts/config_reference.py   # rewrites docs/config.md
+
+Every key's type, default and one line of meaning come from ``seq2seq/config.py``
+(``key(default, help)``); tests/test_docs.py fails when the page is stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+
+from seq2seq.config import Config
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "config.md"
+
+HEAD = """# Config reference
+
+Every key of a run's YAML config, generated from `seq2seq/config.py` by
+`python scripts/config_reference.py` (a test fails when this page is stale).
+A config names its corpus files and may set any other key; `base: other.yaml`
+(relative to the file) reads another config first, and the file's keys
+override it. `--set train.lr=3e-4` overrides a key on the command line and is
+checked like the file: an unknown key, a wrong type or a value out of its
+range is a one-line error that names the key. The resolved config is saved as
+`config.yaml` in the run folder. Back to the [README](../README.md); how to
+write one for your own corpus: [own-corpus.md](own-corpus.md).
+
+Keys without a default (`data.train.src` ...) are required. Under `data`,
+`train` and `val` are required and `test` optional; each takes `src`, `tgt`
+and an optional `align`.
+"""
+
+
+def type_name(tp: object) -> str:
+    """``int``, ``one of gru, lstm``, ``list of int``, ``str or null``."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(f"`{a}`" for a in args)
+    if origin in (typing.Union, types.UnionType):
+        kept = [a for a in args if a is not type(None)]
+        return " or ".join(type_name(a) for a in kept) + " or null"
+    if origin is tuple:
+        return f"list of {type_name(args[0])}"
+    return getattr(tp, "__name__", str(tp))
+
+
+def default_text(f: dataclasses.Field) -> str:
+    if f.default is dataclasses.MISSING:
+        return "required"
+    value = f.default
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+def rows(cls: type, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
+    """(dotted key, type, default, meaning) for every leaf key of ``cls``."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        name, tp = prefix + f.name, hints[f.name]
+        inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)]
+        nested = tp if dataclasses.is_dataclass(tp) else (inner[0] if inner else None)
+        if nested is not None and f.name in ("train", "val", "test") and prefix:
+            continue  # the three SplitFiles, listed once below
+        if nested is not None:
+            yield from rows(nested, name + ".")
+            continue
+        help_ = f.metadata.get("help", "")
+        yield name, type_name(tp), default_text(f), help_
+
+
+def page() -> str:
+    from seq2seq.config import SplitFiles
+
+    out = [HEAD]
+    section = None
+    split_rows = [
+        (f"data.{{train,val,test}}.{k}", t, d, h) for k, t, d, h in rows(SplitFiles)
+    ]
+    all_rows = list(rows(Config))
+    at = next(i for i, r in enumerate(all_rows) if r[0].startswith("data."))
+    all_rows[at:at] = split_rows
+    all_rows.sort(key=lambda r: "." in r[0])  # the top-level keys first (stable)
+    for name, tp, default, help_ in all_rows:
+        top = name.split(".")[0] if "." in name else "(top level)"
+        if top != section:
+            section = top
+            out.append(f"\n## `{top}`\n" if "." in name else "\n## Top level\n")
+            out.append("| key | type | default | meaning |\n|---|---|---|---|")
+        out.append(f"| `{name}` | {tp} | `{default}` | {help_} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    PAGE.write_text(page(), encoding="utf-8")
+    print(f"wrote {PAGE}")
