@@ -176,7 +176,9 @@ class TrainConfig:
     stop_metric: Literal["bleu", "loss"] = key(
         "bleu", "what early stopping, the plateau schedule and best.pt follow"
     )
-    val_max_sentences: int = key(0, "validate on the first N val pairs; 0 = all")
+    val_max_sentences: int = key(
+        0, "greedy BLEU/chrF on the first N val pairs (loss: all); 0 = all"
+    )
     num_probes: int = key(4, "fixed val sentences drawn as heatmaps each validation")
     precision: Literal["auto", "fp32", "bf16"] = key(
         "auto", "auto: bf16 autocast on CUDA, fp32 on the CPU (device.py)"

@@ -20,9 +20,8 @@ def test_forward_backward_shapes(mode: str, rnn: str, toy_batch) -> None:
     attentional, weights = model(src, src_len, tgt_in)
     assert attentional.shape == (2, 4, 16)
     assert model.logits(attentional).shape == (2, 4, 29)
-    if mode in ("none", "context"):
-        assert weights is None and not model.has_alignment
-    else:
+    assert model.has_alignment == (weights is not None)  # none, context: None
+    if weights is not None:
         assert weights.shape == (2, 4, 5)
         torch.testing.assert_close(weights.sum(-1), torch.ones(2, 4))
         assert torch.all(weights[1, :, 3:] == 0)  # padding of sentence 2
