@@ -87,6 +87,7 @@ def train(
         model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
         Loop(cfg, ws, model, ranks, run_dir, progress=progress).run()
+        ranks.wait()  # leave together (close_ranks)
     finally:
         close_ranks(ranks)
     return run_dir
@@ -132,6 +133,7 @@ def resume(
         model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
         Loop(cfg, ws, model, ranks, run_dir, payload, progress).run()
+        ranks.wait()  # leave together (close_ranks)
     finally:
         close_ranks(ranks)
     return run_dir
