@@ -25,8 +25,9 @@ Every key of a run's YAML config, generated from `seq2seq/config.py` by
 A config names its corpus files and may set any other key; `base: other.yaml`
 (relative to the file) reads another config first, and the file's keys
 override it. `--set train.lr=3e-4` overrides a key on the command line and is
-checked like the file: an unknown key, a wrong type or a value out of its
-range is a one-line error that names the key. The resolved config is saved as
+checked like the file: an unknown key, a wrong type, a number that is not
+finite or a value out of its range (the second column) is a one-line error
+that names the key, the value and the range. The resolved config is saved as
 `config.yaml` in the run folder. Back to the [README](../README.md); how to
 write one for your own corpus: [own-corpus.md](own-corpus.md).
 
@@ -63,7 +64,7 @@ def default_text(f: dataclasses.Field) -> str:
 
 
 def rows(cls: type, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
-    """(dotted key, type, default, meaning) for every leaf key of ``cls``."""
+    """(dotted key, type with its range, default, meaning) for every leaf key."""
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         name, tp = prefix + f.name, hints[f.name]
@@ -75,7 +76,9 @@ def rows(cls: type, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
             yield from rows(nested, name + ".")
             continue
         help_ = f.metadata.get("help", "")
-        yield name, type_name(tp), default_text(f), help_
+        rng = f.metadata.get("range")
+        typed = type_name(tp) + (f", {rng}" if rng is not None else "")
+        yield name, typed, default_text(f), help_
 
 
 def page() -> str:
@@ -95,7 +98,7 @@ def page() -> str:
         if top != section:
             section = top
             out.append(f"\n## `{top}`\n" if "." in name else "\n## Top level\n")
-            out.append("| key | type | default | meaning |\n|---|---|---|---|")
+            out.append("| key | type, range | default | meaning |\n|---|---|---|---|")
         out.append(f"| `{name}` | {tp} | `{default}` | {help_} |")
     return "\n".join(out) + "\n"
 

@@ -4,6 +4,7 @@ experiment, probe."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from seq2seq.errors import UserError, exit_status
 from seq2seq.progress import STYLES, tensorboard_command
+from seq2seq.typed_yaml import Range, number
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
     from seq2seq.search import Decoding
@@ -23,13 +25,42 @@ DEVICES = ["auto", "cpu", "cuda"]
 DEVICE_HELP = "auto: CUDA where there is one (bf16 autocast), else the CPU"
 
 
+# The range of every numeric option, by its dest; main() checks them before
+# any work, and each option's help states its range.
+RANGES = {
+    "beam": Range(lo=1),
+    "alpha": Range(lo=0),
+    "seed": Range(lo=0, hi=2**32 - 1),
+    "batch_size": Range(lo=1),
+    "nbest": Range(lo=1),
+    "jobs": Range(lo=1),
+    "sentences": Range(lo=1),
+    "epochs": Range(lo=1),
+}
+
+
+def numeric(p: argparse.ArgumentParser, flag: str, tp: type, help: str, **kw) -> None:
+    """A numeric option whose help ends with its range from :data:`RANGES`."""
+    dest = flag.lstrip("-").replace("-", "_")
+    p.add_argument(flag, type=tp, help=f"{help} ({RANGES[dest]})", **kw)
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    for dest, rng in RANGES.items():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UserError(f"{flag} {value}: must be a finite number")
+        if value not in rng:
+            raise UserError(f"{flag} {number(value)}: must be {rng}")
+
+
 def add_decoding(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=1.0,
-        help="beam length penalty: score = log p / length**alpha",
+    numeric(p, "--beam", int, "beam size (1: greedy)", default=1)
+    numeric(
+        p, "--alpha", float, "beam length penalty: log p / length**alpha", default=1.0
     )
 
 
@@ -73,7 +104,7 @@ def add_prepare(sub: argparse._SubParsersAction) -> None:
     )
     m30k.set_defaults(func=prepare_multi30k_command)
     synth = corpus.add_parser("synth_ende", help="the shipped English-German corpus")
-    synth.add_argument("--seed", type=int, default=1, help="the generator's seed")
+    numeric(synth, "--seed", int, "the generator's seed", default=1)
     synth.add_argument(
         "--out", type=Path, default=Path("data/synth_ende"), help="folder for the files"
     )
@@ -151,11 +182,9 @@ def add_translate(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("run_dir", type=Path, help="a run directory of seq2seq train")
     tr.add_argument("--input", "-i", type=Path, help="default: standard input")
     tr.add_argument("--output", "-o", type=Path, help="default: standard output")
-    tr.add_argument("--batch-size", type=int, default=32, help="sentences at a time")
+    numeric(tr, "--batch-size", int, "sentences at a time", default=32)
     tr.add_argument("--checkpoint", default="best", help="best, last, or a path")
-    tr.add_argument(
-        "--nbest", type=int, default=1, help="print N hypotheses with scores"
-    )
+    numeric(tr, "--nbest", int, "print N hypotheses with scores", default=1)
     tr.add_argument(
         "--alignments", action="store_true", help="add Pharaoh word alignments"
     )
@@ -171,9 +200,7 @@ def add_experiment(sub: argparse._SubParsersAction) -> None:
         "experiment", help="train a list of configs alike, then compare"
     )
     exp.add_argument("file", type=Path, help="an experiment YAML file")
-    exp.add_argument(
-        "--jobs", type=int, help="trainings at a time (default: the file's jobs)"
-    )
+    numeric(exp, "--jobs", int, "trainings at a time (default: the file's jobs)")
     exp.add_argument(
         "--only",
         action="append",
@@ -190,10 +217,8 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
     )
     pr.add_argument("run_dirs", type=Path, nargs="+", help="run directories")
     pr.add_argument("--split", default="test", choices=["val", "test"])
-    pr.add_argument(
-        "--sentences", type=int, default=3000, help="train pairs the probe learns from"
-    )
-    pr.add_argument("--epochs", type=int, default=5, help="probe training epochs")
+    numeric(pr, "--sentences", int, "train pairs the probe learns from", default=3000)
+    numeric(pr, "--epochs", int, "probe training epochs", default=5)
     pr.add_argument("--checkpoint", default="best", help="best, last, or a path")
     pr.add_argument("--plot", type=Path, help="also one PNG with every run's curves")
     pr.set_defaults(func=probe_command)
@@ -297,6 +322,7 @@ def probe_command(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        check_numbers(args)
         args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

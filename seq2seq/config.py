@@ -17,7 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from seq2seq.errors import UserError
-from seq2seq.typed_yaml import apply_override, build, read_yaml, to_dict
+from seq2seq.typed_yaml import Range, apply_override, build, read_yaml, to_dict
 
 AttentionMode = Literal[
     "none", "context", "mean", "hard", "additive", "dot", "general", "scaled_dot"
@@ -25,10 +25,24 @@ AttentionMode = Literal[
 RNNType = Literal["gru", "lstm"]
 
 
-def key(default: Any = MISSING, help: str = "", factory: Any = MISSING) -> Any:
-    """A config field with its one-line meaning, which docs/config.md lists
+def key(
+    default: Any = MISSING,
+    help: str = "",
+    factory: Any = MISSING,
+    rng: Range | None = None,
+) -> Any:
+    """A config field with its one-line meaning and, for a number, the range it
+    takes (checked at load: typed_yaml.check_range); docs/config.md lists both
     (``python scripts/config_reference.py`` writes that page from these)."""
-    return field(default=default, default_factory=factory, metadata={"help": help})
+    meta = {"help": help, "range": rng}
+    return field(default=default, default_factory=factory, metadata=meta)
+
+
+AT_LEAST_1 = Range(lo=1)
+AT_LEAST_0 = Range(lo=0)
+POSITIVE = Range(lo=0, lo_open=True)
+BELOW_1 = Range(lo=0, hi=1, hi_open=True)  # dropout, label smoothing
+SEED = Range(lo=0, hi=2**32 - 1)  # what numpy's and torch's seeding take
 
 
 @dataclass(frozen=True)
@@ -45,20 +59,22 @@ class DataConfig:
     train: SplitFiles = key(help="the training pair of files")
     val: SplitFiles = key(help="validation: early stopping, BLEU curve, heatmaps")
     test: SplitFiles | None = key(None, "what `seq2seq evaluate --split test` scores")
-    max_src_words: int = key(100, "training pairs with a longer source are dropped")
-    max_tgt_words: int = key(100, "training pairs with a longer target are dropped")
+    max_src_words: int = key(
+        100, "training pairs with a longer source are dropped", rng=AT_LEAST_1
+    )
+    max_tgt_words: int = key(
+        100, "training pairs with a longer target are dropped", rng=AT_LEAST_1
+    )
     join_train: int = key(
-        1, "> 1: train on 1..N consecutive pairs joined into one (long inputs)"
+        1,
+        "> 1: train on 1..N consecutive pairs joined into one (long inputs)",
+        rng=AT_LEAST_1,
     )
     join_val: int = key(
-        1, "> 1: validate (stopping, heatmaps) on val pairs joined the same way"
+        1,
+        "> 1: validate (stopping, heatmaps) on val pairs joined the same way",
+        rng=AT_LEAST_1,
     )
-
-    def __post_init__(self) -> None:
-        _check(self.join_train >= 1, "data.join_train", "must be >= 1 (1: off)")
-        _check(self.join_val >= 1, "data.join_val", "must be >= 1 (1: off)")
-        _check(self.max_src_words >= 1, "data.max_src_words", "must be >= 1")
-        _check(self.max_tgt_words >= 1, "data.max_tgt_words", "must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -67,37 +83,31 @@ class TokenizerConfig:
         "unigram", "sentencepiece's subword model"
     )
     vocab_size: int = key(
-        8000, "subwords per vocabulary; a small corpus supports only so many"
+        8000,
+        "subwords per vocabulary; a small corpus supports only so many",
+        rng=Range(lo=8),
     )
     joint: bool = key(True, "one vocabulary for both languages (else one each)")
     character_coverage: float = key(
-        1.0, "share of characters sentencepiece keeps; rarer ones become <unk>"
+        1.0,
+        "share of characters sentencepiece keeps; rarer ones become <unk>",
+        rng=Range(lo=0.9, hi=1),
     )
-
-    def __post_init__(self) -> None:
-        _check(self.vocab_size >= 8, "tokenizer.vocab_size", "must be >= 8")
-        _check(
-            0.9 <= self.character_coverage <= 1.0,
-            "tokenizer.character_coverage",
-            "must be in [0.9, 1]",
-        )
 
 
 @dataclass(frozen=True)
 class EncoderConfig:
     rnn: RNNType = key("gru", "the recurrent cell")
-    embed_dim: int = key(256, "source embedding width")
-    hidden_size: int = key(256, "state width per direction")
-    layers: int = key(1, "stacked recurrent layers")
+    embed_dim: int = key(256, "source embedding width", rng=AT_LEAST_1)
+    hidden_size: int = key(256, "state width per direction", rng=AT_LEAST_1)
+    layers: int = key(1, "stacked recurrent layers", rng=AT_LEAST_1)
     bidirectional: bool = key(True, "read both ways; states are [forward; backward]")
-    dropout: float = key(0.2, "on embeddings and between layers")
+    dropout: float = key(0.2, "on embeddings and between layers", rng=BELOW_1)
     reverse: bool = key(
         False, "read right to left (Sutskever 2014); unidirectional encoders only"
     )
 
     def __post_init__(self) -> None:
-        _check_sizes("model.encoder", self.embed_dim, self.hidden_size, self.layers)
-        _check_dropout("model.encoder.dropout", self.dropout)
         _check(
             not (self.reverse and self.bidirectional),
             "model.encoder.reverse",
@@ -109,17 +119,17 @@ class EncoderConfig:
 @dataclass(frozen=True)
 class DecoderConfig:
     rnn: RNNType = key("gru", "the recurrent cell")
-    embed_dim: int = key(256, "target embedding width")
-    hidden_size: int = key(256, "state width (dot, scaled_dot: the encoder's)")
-    layers: int = key(1, "stacked recurrent layers")
-    dropout: float = key(0.2, "on embeddings, between layers, before the output")
+    embed_dim: int = key(256, "target embedding width", rng=AT_LEAST_1)
+    hidden_size: int = key(
+        256, "state width (dot, scaled_dot: the encoder's)", rng=AT_LEAST_1
+    )
+    layers: int = key(1, "stacked recurrent layers", rng=AT_LEAST_1)
+    dropout: float = key(
+        0.2, "on embeddings, between layers, before the output", rng=BELOW_1
+    )
     input_feeding: bool = key(
         True, "feed the last attentional vector back in (Luong 2015, Sec. 3.3)"
     )
-
-    def __post_init__(self) -> None:
-        _check_sizes("model.decoder", self.embed_dim, self.hidden_size, self.layers)
-        _check_dropout("model.decoder.dropout", self.dropout)
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,9 @@ class ModelConfig:
     attention: AttentionMode = key(
         "additive", "what the decoder sees of the source (docs/model.md)"
     )
-    attention_dim: int = key(256, "hidden width of the additive score's MLP")
+    attention_dim: int = key(
+        256, "hidden width of the additive score's MLP", rng=AT_LEAST_1
+    )
     # JoeyNMT's "xavier_uniform" is Xavier per gate with zero biases.
     rnn_init: Literal["pytorch", "xavier"] = key(
         "pytorch", "RNN weights: PyTorch's uniform(1/sqrt(H)), or Xavier per gate"
@@ -136,7 +148,6 @@ class ModelConfig:
     decoder: DecoderConfig = key(factory=DecoderConfig, help="the target writer")
 
     def __post_init__(self) -> None:
-        _check(self.attention_dim >= 1, "model.attention_dim", "must be >= 1")
         if self.attention in ("dot", "scaled_dot"):
             keys = self.encoder.hidden_size * (2 if self.encoder.bidirectional else 1)
             _check(
@@ -149,37 +160,61 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    seed: int = key(42, "weights, dropout and batch order; same machine: same run")
-    lr: float = key(1e-3, "Adam's peak learning rate")
+    seed: int = key(
+        42, "weights, dropout and batch order; same machine: same run", rng=SEED
+    )
+    lr: float = key(1e-3, "Adam's peak learning rate", rng=POSITIVE)
     schedule: Literal["constant", "plateau", "cosine"] = key(
         "constant", "cosine to min_lr at max_steps, or halve-on-plateau"
     )
-    warmup_steps: int = key(0, "steps of linear warmup to lr")
-    plateau_factor: float = key(0.5, "plateau: lr *= this when stop_metric stalls")
-    plateau_patience: int = key(2, "plateau: validations without a new best")
-    min_lr: float = key(1e-6, "floor of every schedule")
-    clip_norm: float = key(1.0, "gradient norm clipping; 0 = off")
-    label_smoothing: float = key(0.0, "mass spread over the vocabulary")
-    max_epochs: int = key(10, "passes over the training pairs")
-    max_steps: int = key(0, "updates; 0 = no limit (max_epochs decides)")
-    max_minutes: float = key(0.0, "wall-clock budget; 0 = none")
-    batch_tokens: int = key(
-        4000, "padded tokens per batch (the longer side of each pair)"
+    warmup_steps: int = key(0, "steps of linear warmup to lr", rng=AT_LEAST_0)
+    plateau_factor: float = key(
+        0.5,
+        "plateau: lr *= this when stop_metric stalls",
+        rng=Range(lo=0, hi=1, lo_open=True, hi_open=True),
     )
-    batch_sentences: int = key(0, "> 0: exactly this many pairs per batch instead")
-    val_every: int = key(500, "steps between validations; 0 = once per epoch")
-    log_every: int = key(50, "steps between loss/lr lines and TensorBoard scalars")
-    checkpoint_every: int = key(200, "steps between last.pt saves (and each val)")
-    patience: int = key(0, "stop after this many validations without a best; 0 = off")
+    plateau_patience: int = key(
+        2, "plateau: validations without a new best", rng=AT_LEAST_1
+    )
+    min_lr: float = key(1e-6, "floor of every schedule", rng=AT_LEAST_0)
+    clip_norm: float = key(1.0, "gradient norm clipping; 0 = off", rng=AT_LEAST_0)
+    label_smoothing: float = key(0.0, "mass spread over the vocabulary", rng=BELOW_1)
+    max_epochs: int = key(10, "passes over the training pairs", rng=AT_LEAST_1)
+    max_steps: int = key(
+        0, "updates; 0 = no limit (max_epochs decides)", rng=AT_LEAST_0
+    )
+    max_minutes: float = key(0.0, "wall-clock budget; 0 = none", rng=AT_LEAST_0)
+    batch_tokens: int = key(
+        4000, "padded tokens per batch (the longer side of each pair)", rng=AT_LEAST_1
+    )
+    batch_sentences: int = key(
+        0, "> 0: exactly this many pairs per batch instead", rng=AT_LEAST_0
+    )
+    val_every: int = key(
+        500, "steps between validations; 0 = once per epoch", rng=AT_LEAST_0
+    )
+    log_every: int = key(
+        50, "steps between loss/lr lines and TensorBoard scalars", rng=AT_LEAST_1
+    )
+    checkpoint_every: int = key(
+        200, "steps between last.pt saves (and each val)", rng=AT_LEAST_0
+    )
+    patience: int = key(
+        0, "stop after this many validations without a best; 0 = off", rng=AT_LEAST_0
+    )
     # Validation loss is less noisy than greedy BLEU while a model is still
     # weak and its output lengths swing.
     stop_metric: Literal["bleu", "loss"] = key(
         "bleu", "what early stopping, the plateau schedule and best.pt follow"
     )
     val_max_sentences: int = key(
-        0, "greedy BLEU/chrF on the first N val pairs (loss: all); 0 = all"
+        0,
+        "greedy BLEU/chrF on the first N val pairs (loss: all); 0 = all",
+        rng=AT_LEAST_0,
     )
-    num_probes: int = key(4, "fixed val sentences drawn as heatmaps each validation")
+    num_probes: int = key(
+        4, "fixed val sentences drawn as heatmaps each validation", rng=AT_LEAST_0
+    )
     precision: Literal["auto", "fp32", "bf16"] = key(
         "auto", "auto: bf16 autocast on CUDA, fp32 on the CPU (device.py)"
     )
@@ -191,70 +226,44 @@ class TrainConfig:
     )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(
-        0, "length curriculum: short pairs first, all from this step; 0 = off"
+        0,
+        "length curriculum: short pairs first, all from this step; 0 = off",
+        rng=AT_LEAST_0,
     )
     curriculum_start: float = key(
-        0.1, "curriculum: the shortest fraction of the pairs open at step 0"
+        0.1,
+        "curriculum: the shortest fraction of the pairs open at step 0",
+        rng=Range(lo=0, hi=1, lo_open=True),
     )
 
     def __post_init__(self) -> None:
-        _check(self.lr > 0, "train.lr", "must be > 0")
         _check(
-            0 < self.curriculum_start <= 1,
-            "train.curriculum_start",
-            "must be in (0, 1]",
-        )
-        _check(self.clip_norm >= 0, "train.clip_norm", "must be >= 0 (0 = off)")
-        _check(
-            0 <= self.label_smoothing < 1, "train.label_smoothing", "must be in [0, 1)"
-        )
-        _check(0 < self.plateau_factor < 1, "train.plateau_factor", "must be in (0, 1)")
-        _check(self.plateau_patience >= 1, "train.plateau_patience", "must be >= 1")
-        _check(
-            0 <= self.min_lr <= self.lr,
+            self.min_lr <= self.lr,
             "train.min_lr",
-            f"must be in [0, train.lr = {self.lr:g}]",
+            f"must be <= train.lr = {self.lr:g}, got {self.min_lr:g}",
         )
         _check(
             self.schedule != "cosine" or self.max_steps > 0,
             "train.schedule",
             "cosine needs train.max_steps > 0 (the step where it ends)",
         )
-        for name in ("max_epochs", "batch_tokens", "log_every"):
-            _check(getattr(self, name) >= 1, f"train.{name}", "must be >= 1")
-        for name in (
-            "max_steps",
-            "batch_sentences",
-            "val_every",
-            "patience",
-            "checkpoint_every",
-            "curriculum_steps",
-        ):
-            _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
-        for name in ("warmup_steps", "val_max_sentences", "num_probes"):
-            _check(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
-        _check(self.max_minutes >= 0, "train.max_minutes", "must be >= 0")
 
 
 @dataclass(frozen=True)
 class EvalConfig:
     buckets: tuple[int, ...] = key(
-        (10, 20, 30, 40), "upper edges of the length buckets in source words"
+        (10, 20, 30, 40),
+        "upper edges of the length buckets in source words",
+        rng=AT_LEAST_1,
     )
     max_len_ratio: float = key(
-        2.0, "an output stops at ratio x source length + 10 tokens"
+        2.0, "an output stops at ratio x source length + 10 tokens", rng=POSITIVE
     )
-    batch_sentences: int = key(100, "sentences decoded together")
+    batch_sentences: int = key(100, "sentences decoded together", rng=AT_LEAST_1)
 
     def __post_init__(self) -> None:
         ok = all(a < b for a, b in zip(self.buckets, self.buckets[1:], strict=False))
-        _check(
-            ok and all(b >= 1 for b in self.buckets),
-            "eval.buckets",
-            "must be increasing positive integers",
-        )
-        _check(self.max_len_ratio > 0, "eval.max_len_ratio", "must be > 0")
-        _check(self.batch_sentences >= 1, "eval.batch_sentences", "must be >= 1")
+        _check(ok, "eval.buckets", f"must be increasing, got {list(self.buckets)}")
 
 
 @dataclass(frozen=True)
@@ -267,24 +276,30 @@ class Config:
     train: TrainConfig = key(factory=TrainConfig, help="the loop")
     eval: EvalConfig = key(factory=EvalConfig, help="evaluate and validation")
 
+    def __post_init__(self) -> None:
+        check_run_name(self.name, "name")
+
     @property
     def run_dir(self) -> Path:
         return Path(self.runs_dir) / self.name
 
 
+def check_run_name(name: str, key: str) -> None:
+    """A run's name is a relative path of plain components, so that its folder
+    lies inside runs_dir (and ``--overwrite`` can delete nothing else)."""
+    parts = name.split("/")
+    plain = all(p not in ("", ".", "..") and "\\" not in p for p in parts)
+    _check(
+        bool(name.strip()) and plain and "\0" not in name,
+        key,
+        f"{name!r} is not a run name: use a relative path of plain folder names "
+        "(e.g. multi30k/additive), without '..', '.', a leading '/' or empty parts",
+    )
+
+
 def _check(ok: bool, key: str, why: str) -> None:
     if not ok:
         raise UserError(f"config key '{key}': {why}")
-
-
-def _check_sizes(prefix: str, embed: int, hidden: int, layers: int) -> None:
-    _check(embed >= 1, f"{prefix}.embed_dim", "must be >= 1")
-    _check(hidden >= 1, f"{prefix}.hidden_size", "must be >= 1")
-    _check(layers >= 1, f"{prefix}.layers", "must be >= 1")
-
-
-def _check_dropout(key: str, p: float) -> None:
-    _check(0 <= p < 1, key, f"must be in [0, 1), got {p}")
 
 
 # --------------------------------------------------------------------- loading
@@ -325,7 +340,8 @@ def load_resume_config(run_dir: Path, overrides: list[str]) -> Config:
                 f"{', '.join(RESUMABLE)} may change (start a new run for others)"
             )
     cfg = load_config(run_dir / "config.yaml", overrides)
-    return dataclasses.replace(cfg, runs_dir=str(run_dir.parent), name=run_dir.name)
+    here = run_dir.resolve()  # "." has no name of its own
+    return dataclasses.replace(cfg, runs_dir=str(here.parent), name=here.name)
 
 
 def config_from_dict(raw: dict[str, Any]) -> Config:

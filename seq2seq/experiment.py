@@ -40,7 +40,7 @@ from pathlib import Path
 
 from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.compare import compare, markdown
-from seq2seq.config import load_config
+from seq2seq.config import check_run_name, load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import saved_evaluation
 from seq2seq.typed_yaml import build, read_yaml, to_dict
@@ -57,6 +57,7 @@ class Experiment:
     jobs: int = 2
 
     def __post_init__(self) -> None:
+        check_run_name(self.name, "name")
         if not self.configs:
             raise UserError("config key 'configs': name at least one config")
         if not self.splits:

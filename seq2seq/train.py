@@ -53,17 +53,38 @@ def seed_everything(seed: int) -> None:
 
 
 def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
-    """A fresh run directory; an existing one is refused unless ``overwrite``."""
+    """A fresh run directory; an existing one is refused unless ``overwrite``,
+    which deletes only a run folder inside ``runs_dir`` (:func:`deletable`)."""
     run_dir = cfg.run_dir
-    if run_dir.exists() and any(run_dir.iterdir()) and not overwrite:
-        raise UserError(
-            f"{run_dir} already exists; pass --resume {run_dir} to continue it, "
-            "--overwrite to replace it, or --set name=<new name>"
-        )
-    if overwrite and run_dir.exists():
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UserError(f"{run_dir} is a file, not a run folder; choose another name")
+    if run_dir.exists() and any(run_dir.iterdir()):
+        if not overwrite:
+            raise UserError(
+                f"{run_dir} already exists; pass --resume {run_dir} to continue it, "
+                "--overwrite to replace it, or --set name=<new name>"
+            )
+        if why := deletable(run_dir, Path(cfg.runs_dir)):
+            raise UserError(f"--overwrite {run_dir}: refused, nothing deleted: {why}")
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
+
+
+def deletable(run_dir: Path, runs_dir: Path) -> str:
+    """Why ``--overwrite`` may not delete ``run_dir`` ('' when it may): it must
+    lie strictly inside ``runs_dir`` (symbolic links followed) and look like a
+    run: its config.yaml, and no folder in it but the vocabularies' spm/."""
+    here, root = run_dir.resolve(), runs_dir.resolve()
+    if here == root or root not in here.parents:
+        return f"it is not inside runs_dir ({runs_dir})"
+    if not (run_dir / "config.yaml").is_file():
+        return "it holds no config.yaml, so it is not a run folder"
+    if folders := sorted(
+        p.name for p in run_dir.iterdir() if p.is_dir() and p.name != "spm"
+    ):
+        return f"it holds folders a run does not write ({', '.join(folders)})"
+    return ""
 
 
 def train(

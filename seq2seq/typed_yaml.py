@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,6 +73,44 @@ def apply_override(raw: dict[str, Any], item: str) -> None:
         ) from None
 
 
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric config key takes, declared beside its type
+    (``key(..., rng=Range(lo=1))``) and checked wherever a config is loaded."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False  # lo itself excluded
+    hi_open: bool = False
+
+    def __contains__(self, x: float) -> bool:
+        above = self.lo is None or (x > self.lo if self.lo_open else x >= self.lo)
+        below = self.hi is None or (x < self.hi if self.hi_open else x <= self.hi)
+        return above and below
+
+    def __str__(self) -> str:
+        if self.hi is None:
+            return f"{'>' if self.lo_open else '>='} {number(self.lo)}"
+        left, right = "(" if self.lo_open else "[", ")" if self.hi_open else "]"
+        return f"in {left}{number(self.lo)}, {number(self.hi)}{right}"
+
+
+def number(x: float) -> str:
+    """1, 4294967295, 0.9, 1e-05: whole numbers in full, others as %g."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def check_range(f: dataclasses.Field, value: Any, key: str) -> None:
+    """A value outside its field's declared :class:`Range` names key, value and
+    range; a float must be finite whatever its range."""
+    rng = f.metadata.get("range")
+    for v in value if isinstance(value, tuple) else (value,):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise UserError(f"config key '{key}': must be a finite number, got {v}")
+        if rng is not None and isinstance(v, int | float) and v not in rng:
+            raise UserError(f"config key '{key}': must be {rng}, got {number(v)}")
+
+
 def build(cls: type, raw: Any, prefix: str) -> Any:
     """Turn a dict into dataclass ``cls``, checking keys and types."""
     if not isinstance(raw, dict):
@@ -90,6 +130,7 @@ def build(cls: type, raw: Any, prefix: str) -> Any:
         key = _join(prefix, name)
         if name in raw:
             kwargs[name] = _coerce(hints[name], raw[name], key)
+            check_range(f, kwargs[name], key)
         elif (
             f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING

@@ -158,7 +158,64 @@ def cuda_without_cuda(d: Path) -> tuple[list[str], str]:
     return ["train", "--config", str(good(d)), "--device", "cuda"], "no CUDA device"
 
 
+def name_outside_runs_dir(d: Path) -> tuple[list[str], str]:
+    return ["train", "--config", str(good(d)), "--set", "name=../x"], "not a run name"
+
+
+def name_absolute(d: Path) -> tuple[list[str], str]:
+    argv = ["train", "--config", str(good(d)), "--set", f"name={d / 'abs'}"]
+    return argv, "not a run name"
+
+
+def name_dot_overwrite(d: Path) -> tuple[list[str], str]:
+    argv = ["train", "--config", str(good(d)), "--set", "name=.", "--overwrite"]
+    return argv, "config key 'name': '.' is not a run name"
+
+
+def name_in_the_file(d: Path) -> tuple[list[str], str]:
+    return ["train", "--config", str(config_with(d, "name: a/../../b\n"))], "not a run"
+
+
+def experiment_name_outside(d: Path) -> tuple[list[str], str]:
+    exp = d / "e.yaml"
+    exp.write_text(f"name: ..\nconfigs: [{good(d)}]\nruns_dir: {d / 'runs'}\n")
+    return ["experiment", str(exp)], "config key 'name': '..' is not a run name"
+
+
+def config_with(d: Path, extra: str) -> Path:
+    s, t = write_parallel(d, "train", SOURCES, TARGETS)
+    return config(d, s, t, extra)
+
+
+def seed_out_of_range(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "train.seed=-1"]
+    return args, "'train.seed': must be in [0, 4294967295], got -1"
+
+
+def lr_not_finite(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "train.lr=.inf"]
+    return args, "'train.lr': must be a finite number, got inf"
+
+
+def option_out_of_range(d: Path) -> tuple[list[str], str]:
+    args = ["prepare", "synth_ende", "--seed", "-1", "--out", str(d / "corpus")]
+    return args, "--seed -1: must be in [0, 4294967295]"
+
+
+def option_not_finite(d: Path) -> tuple[list[str], str]:
+    return ["evaluate", str(d), "--alpha", "nan"], "--alpha nan: must be a finite"
+
+
 CASES: list[Callable[[Path], tuple[list[str], str]]] = [
+    seed_out_of_range,
+    lr_not_finite,
+    option_out_of_range,
+    option_not_finite,
+    name_outside_runs_dir,
+    name_absolute,
+    name_dot_overwrite,
+    name_in_the_file,
+    experiment_name_outside,
     missing_file,
     line_counts_differ,
     invalid_utf8,
@@ -314,3 +371,40 @@ def test_gradient_going_inf_stops_before_the_update(
         assert torch.equal(param.detach(), before)  # the update never happened
     last = torch.load(tmp_path / "runs" / "inf" / "last.pt", weights_only=True)
     assert last["state"]["step"] == 10
+
+
+def test_overwrite_replaces_a_run_and_nothing_beside_it(trained: Path) -> None:
+    runs = trained.parent
+    args = ["--set", f"runs_dir={runs}", "--progress", "off", "--device", "cpu"]
+    first = ["train", "--config", str(trained / "config.yaml"), *args]
+    assert main([*first, "--set", "name=other"]) == 0
+    beside = snapshot(runs / "tiny")
+    assert main([*first, "--set", "name=other", "--overwrite"]) == 0
+    assert snapshot(runs / "tiny") == beside  # the run beside it: intact
+    assert (runs / "other" / "best.pt").is_file()
+
+
+@pytest.mark.parametrize("kind", ["not_a_run", "holds_a_folder", "link_outside"])
+def test_overwrite_refuses_what_is_not_a_run_inside_runs_dir(
+    kind: str, trained: Path, tmp_path: Path, capsys
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    target = runs / "victim"
+    if kind == "link_outside":  # runs/victim -> a run folder outside runs/
+        (runs / "victim").symlink_to(trained, target_is_directory=True)
+        target, needle = trained, "is not inside runs_dir"
+    else:
+        target.mkdir()
+        (target / "notes.txt").write_text("mine\n")
+        needle = "holds no config.yaml"
+        if kind == "holds_a_folder":
+            (target / "config.yaml").write_text("x: 1\n")
+            (target / "data").mkdir()
+            (target / "data" / "corpus.txt").write_text("mine\n")
+            needle = "holds folders a run does not write (data)"
+    before = snapshot(target)
+    argv = ["train", "--config", str(trained / "config.yaml"), "--overwrite"]
+    argv += ["--set", f"runs_dir={runs}", "--set", "name=victim"]
+    assert_user_error(argv, f"refused, nothing deleted: it {needle}", runs, capsys)
+    assert snapshot(target) == before

@@ -52,12 +52,20 @@ def test_overrides_are_typed_and_validated(tmp_path: Path) -> None:
         ("train.max_epochs=true", "train.max_epochs.*expected int"),
         ("eval.buckets=[20, 10]", "eval.buckets"),
         ("tokenizer.model_type=wordpiece", "tokenizer.model_type"),
-        ("data.join_train=0", "data.join_train.*1: off"),
-        ("data.join_val=0", "data.join_val.*1: off"),
+        ("data.join_train=0", "data.join_train': must be >= 1, got 0"),
+        ("data.join_val=0", "data.join_val': must be >= 1, got 0"),
         ("train.plateau_patience=0", "train.plateau_patience.*>= 1"),
-        ("train.min_lr=-1e-5", "train.min_lr.*must be in"),
-        ("train.min_lr=0.5", "train.min_lr.*must be in"),
+        ("train.min_lr=-1e-5", "train.min_lr': must be >= 0, got -1e-05"),
+        ("train.min_lr=0.5", "train.min_lr': must be <= train.lr = 0.001, got 0.5"),
         ("train.schedule=cosine", "train.schedule.*train.max_steps > 0"),
+        ("train.seed=-1", "train.seed': must be in \\[0, 4294967295\\], got -1"),
+        ("train.seed=4294967296", "train.seed': must be in"),
+        ("train.lr=.nan", "train.lr': must be a finite number, got nan"),
+        ("train.lr=.inf", "train.lr': must be a finite number"),
+        ("train.lr=0", "train.lr': must be > 0, got 0"),
+        ("train.label_smoothing=1", "train.label_smoothing': must be in \\[0, 1\\)"),
+        ("eval.buckets=[0, 10]", "eval.buckets': must be >= 1, got 0"),
+        ("tokenizer.character_coverage=2", "character_coverage': must be in"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path: Path, override: str, message: str) -> None:
@@ -95,3 +103,31 @@ def test_every_shipped_config_loads() -> None:
     assert files
     for path in files:
         load_config(path)
+
+
+def numeric_fields(cls: type, prefix: str = ""):
+    """(dotted key, field) for every int or float key under ``cls``."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)]
+        nested = tp if dataclasses.is_dataclass(tp) else (inner[0] if inner else None)
+        if nested is not None:
+            yield from numeric_fields(nested, f"{prefix}{f.name}.")
+        elif tp in (int, float) or typing.get_args(tp)[:1] == (int,):
+            yield prefix + f.name, f
+
+
+def test_every_number_has_a_range_and_its_default_is_in_it() -> None:
+    from seq2seq.config import Config
+
+    keys = dict(numeric_fields(Config))
+    assert "train.seed" in keys and "eval.buckets" in keys and len(keys) >= 35
+    for name, f in keys.items():
+        rng = f.metadata.get("range")
+        assert rng is not None, f"{name}: no range declared"
+        defaults = f.default if isinstance(f.default, tuple) else (f.default,)
+        assert all(d in rng for d in defaults), (name, f.default, str(rng))
