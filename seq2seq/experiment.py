@@ -40,7 +40,7 @@ from pathlib import Path
 
 from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.compare import compare, markdown
-from seq2seq.config import check_run_name, load_config
+from seq2seq.config import Config, check_run_name, load_config
 from seq2seq.errors import UserError
 from seq2seq.evaluate import saved_evaluation
 from seq2seq.typed_yaml import build, read_yaml, to_dict
@@ -103,6 +103,21 @@ class Job:
             ) from None
         return "finished" if state.get("finished") else "interrupted"
 
+    def resolved(self) -> Config:
+        """This job's config as ``train`` will read it (file, overrides, seed)."""
+        return load_config(
+            self.config, [a for k, a in pairwise(self.args) if k == "--set"]
+        )
+
+    def check(self, splits: Sequence[str]) -> None:
+        """Its config is valid and has the files every split scores."""
+        cfg = self.resolved()
+        if cfg.data.test is None and (missing := [s for s in splits if "test" in s]):
+            raise UserError(
+                f"{self.config}: the experiment scores {missing[0]}, but this "
+                "config has no data.test; add it or drop the split"
+            )
+
     def stale(self) -> str | None:
         """The first setting in which the run folder's config.yaml differs
         from what this job would train (the experiment file or a config was
@@ -111,8 +126,7 @@ class Job:
         saved = self.run_dir / "config.yaml"
         if not saved.is_file():
             return None
-        overrides = [a for k, a in pairwise(self.args) if k == "--set"]
-        want = to_dict(load_config(self.config, overrides))
+        want = to_dict(self.resolved())
         have = to_dict(load_config(saved))
         diff = config_differences(have, want)
         if not diff:
@@ -303,6 +317,11 @@ def experiment(
             raise UserError(f"--jobs {jobs}: must be at least 1")
         exp = replace(exp, jobs=jobs)
     jobs = plan(exp)
+    for job in jobs:  # every member, before any trains
+        try:
+            job.check(exp.splits)
+        except UserError as err:
+            raise UserError(f"{path}: {err}") from None
     chosen = select(jobs, only)
     for job in chosen:
         if reason := job.stale():

@@ -285,3 +285,33 @@ def test_a_stopped_experiment_stops_its_running_jobs(
     else:
         pytest.fail(f"the job's process {pid} still runs")
     assert "stopped 1 running job(s)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "bad, needle",
+    [
+        ("model:\n  hidden_sise: 8\n", "unknown config key 'model.hidden_sise'"),
+        ("train:\n  label_smoothing: 1.5\n", "smoothing': must be in [0, 1), got 1.5"),
+    ],
+)
+def test_every_member_is_checked_before_any_trains(
+    tmp_path: Path, bad: str, needle: str
+) -> None:
+    path = write_experiment(tmp_path)
+    second = tmp_path / "dot.yaml"  # the second config, broken
+    second.write_text(f"base: {REPO / 'configs/synth_ende/dot.yaml'}\n{bad}")
+    spec = json.loads(path.read_text())
+    spec["configs"][1] = str(second)
+    path.write_text(json.dumps(spec))
+    with pytest.raises(UserError) as err:
+        experiment(path)
+    assert needle in str(err.value) and str(second) in str(err.value)
+    assert not (tmp_path / "runs").exists()  # nothing trained, nothing made
+
+
+def test_a_split_the_config_has_no_files_for_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("data:\n  train: {src: a, tgt: b}\n  val: {src: a, tgt: b}\n")
+    with pytest.raises(UserError, match="scores test_joined, but this config has no"):
+        Job(config, 1, tmp_path / "run").check(["val", "test_joined"])
+    Job(config, 1, tmp_path / "run").check(["val"])  # val alone: fine
