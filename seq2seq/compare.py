@@ -59,7 +59,9 @@ def collect(
             }
             | training_summary(run)
         )
-    edges = {tuple((b["lo"], b["hi"]) for b in r["buckets"]) for r in results}
+    # A bucket is known by where it starts: the last one ends at the longest
+    # sentence of its test set, which other test files need not share.
+    edges = {tuple(b["lo"] for b in r["buckets"]) for r in results}
     if len(edges) > 1:
         raise UserError(
             "the runs use different length buckets (eval.buckets); evaluate them "
@@ -381,6 +383,14 @@ def compare(
 ) -> list[dict[str, Any]]:
     if not run_dirs:
         raise UserError("compare: name at least one run directory")
+    seen: dict[Path, Path] = {}
+    for run in map(Path, run_dirs):
+        if (here := run.resolve()) in seen:
+            raise UserError(
+                f"compare: {run} is named twice (also as {seen[here]}); name each "
+                "run once"
+            )
+        seen[here] = run
     results = collect(run_dirs, split, device, decoding)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)
@@ -393,9 +403,16 @@ def compare(
     if len(results) > 1:
         edges = [b["hi"] for b in results[0]["buckets"][:-1]]
         signature = significance(results, split, edges, decoding.tag)
+    (out / "significance.md").unlink(missing_ok=True)  # an earlier compare's
     if signature:
         text = significance_markdown(results, signature) + "\n"
         (out / "significance.md").write_text(text, encoding="utf-8")
+    elif len(results) > 1:
+        print(
+            f"compare: no paired bootstrap: the runs were scored on different {split} "
+            "files (it pairs the same sentences); BLEU, chrF and the length buckets "
+            "are compared as they are"
+        )
     (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
     fig = plot(results, out / "bleu_by_length.png", f"{split}, {decoding.describe()}")
     for old in out.glob("events.out.tfevents.*"):  # an earlier compare's: replaced

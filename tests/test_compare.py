@@ -253,3 +253,41 @@ def test_ablation_reports_its_bleu_drop_in_compare(runs, tmp_path: Path) -> None
     path.write_text(json.dumps(ablated | {"step": base["step"] - 1}))
     assert ablation_drops(runs[1], "test", base["step"]) == {}
     path.write_text(json.dumps(ablated))
+
+
+def test_a_run_named_twice_is_refused(runs, tmp_path: Path) -> None:
+    again = Path(str(runs[1]) + "/../" + runs[1].name)  # the same folder, spelt anew
+    with pytest.raises(UserError, match="is named twice"):
+        compare([runs[0], runs[1], again], "test", tmp_path / "cmp", "cpu")
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_runs_scored_on_other_test_files_compare_without_pairing(
+    runs, tmp_path: Path, capsys
+) -> None:
+    """Other test files (here a shorter test set) share no sentences to pair:
+    BLEU, chrF and the length buckets are compared, the bootstrap is skipped
+    with its reason, and no earlier significance.md is left to mislead."""
+    cfg = load_config(runs[1] / "config.yaml")
+    short = {}
+    for side in ("src", "tgt", "align"):
+        lines = Path(getattr(cfg.data.test, side)).read_text().splitlines()[:25]
+        short[side] = tmp_path / f"short.{side}"
+        short[side].write_text("".join(x + "\n" for x in lines))
+    other = tmp_path / "other"
+    shutil.copytree(runs[1], other)
+    for stale in other.glob("eval_*.json"):
+        stale.unlink()
+    test = type(cfg.data.test)(**{k: str(v) for k, v in short.items()})
+    data = type(cfg.data)(**{**cfg.data.__dict__, "test": test})
+    save_config(type(cfg)(**{**cfg.__dict__, "data": data}), other / "config.yaml")
+    out = tmp_path / "cmp"
+    out.mkdir()
+    (out / "significance.md").write_text("an earlier comparison's\n")
+    results = compare([runs[1], other], "test", out, "cpu")
+    assert [sum(b["n"] for b in r["buckets"]) for r in results] == [40, 25]
+    assert all(r["bleu"] is not None and "vs_baseline" not in r for r in results)
+    assert not (out / "significance.md").exists()
+    assert "no paired bootstrap: the runs were scored on different test" in (
+        capsys.readouterr().out
+    )
