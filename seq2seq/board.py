@@ -25,6 +25,7 @@ from torch import Tensor  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 from torch.utils.tensorboard.summary import hparams  # noqa: E402
 
+from seq2seq.files import naming, quiet_event_writer_threads, save_figure
 from seq2seq.tokenizer import word_index  # noqa: E402
 
 EOS_LABEL = "</s>"  # the end-of-sentence row/column of a heatmap
@@ -112,12 +113,18 @@ class Board:
 
     def __init__(self, run_dir: Path, purge_step: int | None = None) -> None:
         """``purge_step``: a resumed run drops the events an interrupted one
-        wrote at and after this step, so every curve continues cleanly."""
-        self.writer = SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
+        wrote at and after this step, so every curve continues cleanly. A
+        failed write (a full disk) raises an OSError naming the event file."""
+        quiet_event_writer_threads()
+        with naming(run_dir):
+            self.writer = SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
+        events = getattr(self.writer.file_writer.event_writer, "_file_name", None)
+        self.events = Path(events) if events else run_dir
 
     def scalars(self, values: dict[str, float], step: int) -> None:
-        for tag, value in values.items():
-            self.writer.add_scalar(tag, value, step)
+        with naming(self.events):
+            for tag, value in values.items():
+                self.writer.add_scalar(tag, value, step)
 
     def alignment(
         self,
@@ -130,25 +137,29 @@ class Board:
     ) -> None:
         """The heatmap under ``tag``, and its word view under ``<tag>_words``."""
         fig = heatmap(weights, src, tgt, title)
-        self.writer.add_figure(tag, fig, step, close=True)
         kind, name = tag.split("/", 1)
         words, src_words, tgt_words = word_view(weights, src, tgt)
-        fig = heatmap(words, src_words, tgt_words, f"{title} · words")
-        self.writer.add_figure(f"{kind}_words/{name}", fig, step, close=True)
+        word_fig = heatmap(words, src_words, tgt_words, f"{title} · words")
+        with naming(self.events):
+            self.writer.add_figure(tag, fig, step, close=True)
+            self.writer.add_figure(f"{kind}_words/{name}", word_fig, step, close=True)
 
     def text(self, tag: str, markdown: str, step: int) -> None:
-        self.writer.add_text(tag, markdown, step)
+        with naming(self.events):
+            self.writer.add_text(tag, markdown, step)
 
     def hparams(self, params: dict, metrics: dict[str, float]) -> None:
         """Write the HPARAMS summary into this run's own folder."""
         exp, ssi, sei = hparams(params, metrics)
-        for summary in (exp, ssi, sei):
-            self.writer.file_writer.add_summary(summary)
-        for tag, value in metrics.items():
-            self.writer.add_scalar(tag, value, 0)
+        with naming(self.events):
+            for summary in (exp, ssi, sei):
+                self.writer.file_writer.add_summary(summary)
+            for tag, value in metrics.items():
+                self.writer.add_scalar(tag, value, 0)
 
     def close(self) -> None:
-        self.writer.close()
+        with naming(self.events):
+            self.writer.close()
 
 
 def samples_markdown(rows: Sequence[tuple[str, str, str]]) -> str:
@@ -201,11 +212,13 @@ def log_probe(run_dir: Path, result: dict, png: Path) -> None:
     """Save the probe plot and write it, and its curves (x = position, as the
     step), to the run's TensorBoard under ``probe_<split>/``."""
     fig = probe_figure([result])
-    fig.savefig(png)
-    writer = SummaryWriter(log_dir=str(run_dir))
+    save_figure(fig, png)
+    board = Board(run_dir)
     tag = f"probe_{result['split']}"
     for key, name in (("by_position", "accuracy"), ("output_by_position", "recall")):
-        for p in result[key]:
-            writer.add_scalar(f"{tag}/{name}_by_position", p["accuracy"], p["position"])
-    writer.add_figure(f"{tag}/plot", fig, result["step"] or 0, close=True)
-    writer.close()
+        curve = {p["position"]: p["accuracy"] for p in result[key]}
+        for position, accuracy in curve.items():
+            board.scalars({f"{tag}/{name}_by_position": accuracy}, position)
+    with naming(board.events):
+        board.writer.add_figure(f"{tag}/plot", fig, result["step"] or 0, close=True)
+    board.close()

@@ -8,7 +8,6 @@ continue bit for bit: optimizer, schedule, counters and every RNG state.
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -18,36 +17,15 @@ import torch
 
 from seq2seq.config import Config
 from seq2seq.errors import UserError, first_line
+from seq2seq.files import save_torch
 from seq2seq.typed_yaml import build, to_dict
 
 
 def atomic_save(payload: dict[str, Any], path: Path) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over
-    ``path``: a crash or error mid-save leaves the previous checkpoint intact."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)  # make the rename itself durable
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # e.g. platforms without directory handles
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """Serialise, then write to a temporary file in the same folder, fsync and
+    rename over ``path`` (seq2seq.files): a crash or a full disk mid-save
+    leaves the previous checkpoint intact, and the error names the file."""
+    save_torch(payload, path)
 
 
 def rng_state() -> dict[str, Any]:

@@ -314,8 +314,9 @@ def probe_command(args: argparse.Namespace) -> None:
         print(f"wrote {run_dir}/probe_{args.split}.json and .png")
     if args.plot is not None:
         from seq2seq.board import probe_figure
+        from seq2seq.files import save_figure
 
-        probe_figure(results).savefig(args.plot)
+        save_figure(probe_figure(results), args.plot)
         print(f"wrote {args.plot}")
 
 

@@ -9,6 +9,7 @@ source length, one line per run, with the sentence count of each bucket).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import statistics
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from seq2seq.evaluate import (
     read_eval_pairs,
     split_files,
 )
+from seq2seq.files import atomic_write, save_figure
 from seq2seq.joined import Joined
 from seq2seq.metrics import length_buckets, paired_bootstrap
 from seq2seq.search import GREEDY, Decoding
@@ -339,39 +341,37 @@ def plot(results: list[dict[str, Any]], path: Path, subtitle: str = "test") -> F
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(f"BLEU by source length ({subtitle})")
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)
     return fig
 
 
 def write_csv(results: list[dict[str, Any]], path: Path) -> None:
     """The table's columns, with raw numbers."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(rows(results)[0])  # the table's header
-        for r in results:
-            writer.writerow(
-                [
-                    r["run"],
-                    r["mode"],
-                    r["params"],
-                    r["train_minutes"],
-                    r["epochs"],
-                    r["best_epoch"],
-                    r["val_bleu"],
-                    r["val_ppl"],
-                    r["bleu"],
-                    r["chrf"],
-                    r["aer"],
-                ]
-                + [b["bleu"] for b in _filled(r)]
-                + [b["bleu"] for b in _joined(r)]
-                + [
-                    r.get("ablation_drops", {}).get(kind)
-                    for kind in _ablations(results)
-                ]
-                + [" / ".join(f"{x:.3f}" for x in r.get("length_ratio", []))]
-                + [r["bleu_lc"]]
-            )
+    f = io.StringIO(newline="")
+    writer = csv.writer(f)
+    writer.writerow(rows(results)[0])  # the table's header
+    for r in results:
+        writer.writerow(
+            [
+                r["run"],
+                r["mode"],
+                r["params"],
+                r["train_minutes"],
+                r["epochs"],
+                r["best_epoch"],
+                r["val_bleu"],
+                r["val_ppl"],
+                r["bleu"],
+                r["chrf"],
+                r["aer"],
+            ]
+            + [b["bleu"] for b in _filled(r)]
+            + [b["bleu"] for b in _joined(r)]
+            + [r.get("ablation_drops", {}).get(kind) for kind in _ablations(results)]
+            + [" / ".join(f"{x:.3f}" for x in r.get("length_ratio", []))]
+            + [r["bleu_lc"]]
+        )
+    atomic_write(path, f.getvalue())
 
 
 def compare(
@@ -397,7 +397,7 @@ def compare(
     groups = seed_groups(results)
     if groups:
         table += "\n\nMean ± std over seeds:\n\n" + seeds_markdown(results, groups)
-    (out / "compare.md").write_text(table + "\n", encoding="utf-8")
+    atomic_write(out / "compare.md", table + "\n")
     write_csv(results, out / "compare.csv")
     signature = None
     if len(results) > 1:
@@ -406,14 +406,14 @@ def compare(
     (out / "significance.md").unlink(missing_ok=True)  # an earlier compare's
     if signature:
         text = significance_markdown(results, signature) + "\n"
-        (out / "significance.md").write_text(text, encoding="utf-8")
+        atomic_write(out / "significance.md", text)
     elif len(results) > 1:
         print(
             f"compare: no paired bootstrap: the runs were scored on different {split} "
             "files (it pairs the same sentences); BLEU, chrF and the length buckets "
             "are compared as they are"
         )
-    (out / "compare.json").write_text(json.dumps(results, indent=2) + "\n")
+    atomic_write(out / "compare.json", json.dumps(results, indent=2) + "\n")
     fig = plot(results, out / "bleu_by_length.png", f"{split}, {decoding.describe()}")
     for old in out.glob("events.out.tfevents.*"):  # an earlier compare's: replaced
         old.unlink()

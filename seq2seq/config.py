@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from seq2seq.errors import UserError
+from seq2seq.files import atomic_write
 from seq2seq.typed_yaml import Range, apply_override, build, read_yaml, to_dict
 
 AttentionMode = Literal[
@@ -349,4 +350,4 @@ def config_from_dict(raw: dict[str, Any]) -> Config:
 
 
 def save_config(cfg: Config, path: Path) -> None:
-    path.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
+    atomic_write(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))

@@ -66,3 +66,31 @@ def autocast(
     if precision == "bf16":
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return nullcontext()
+
+
+def available_bytes(device: torch.device) -> int | None:
+    """Memory a new allocation can still get: the kernel's MemAvailable on
+    the CPU (Linux), the free memory of the GPU on CUDA; None where unknown."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_fits(need: int, device: torch.device, what: str, fix: str) -> None:
+    """Refuse work whose estimated memory ``need`` (bytes) exceeds what the
+    device has free, before it starts: an allocation that fails half-way
+    through ends in the allocator's traceback, or, near the machine's size,
+    in minutes of swapping and the kernel's OOM killer."""
+    have = available_bytes(device)
+    if have is not None and need > have:
+        raise UserError(
+            f"{what} needs about {need / 2**30:.1f} GiB, and {device.type} has "
+            f"{have / 2**30:.1f} GiB available; {fix}"
+        )

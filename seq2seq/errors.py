@@ -45,6 +45,16 @@ def first_line(err: BaseException) -> str:
     return lines[0] if lines else type(err).__name__
 
 
+def out_of_memory(err: BaseException) -> bool:
+    """An allocation the machine could not meet: Python's MemoryError, torch's
+    CPU allocator ("can't allocate memory") or CUDA's OutOfMemoryError."""
+    text = str(err)
+    return isinstance(err, MemoryError) or (
+        isinstance(err, RuntimeError)
+        and ("can't allocate memory" in text or "out of memory" in text)
+    )
+
+
 def exit_status(err: Exception, debug: bool = False) -> int | None:
     """End a command on ``err`` the user can act on: print its one line (after
     the traceback with ``debug``; nothing for a reader that went away, as in
@@ -54,11 +64,18 @@ def exit_status(err: Exception, debug: bool = False) -> int | None:
         # what is left goes to /dev/null, so that Python's exit does not complain
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    if not isinstance(err, UserError | OSError):
+    oom = out_of_memory(err)
+    if not (oom or isinstance(err, UserError | OSError)):
         return None
     if debug:
         traceback.print_exc()
-    line = os_error(err) if isinstance(err, OSError) else str(err)
+    if oom:
+        line = (
+            f"out of memory ({first_line(err)[:120]}); lower train.batch_tokens, "
+            "the model's sizes, --beam or --batch-size"
+        )
+    else:
+        line = os_error(err) if isinstance(err, OSError) else str(err)
     print(f"error: {line}", file=sys.stderr)
     return 2
 

@@ -10,7 +10,6 @@ subwords are merged back into words before comparing with the gold links.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from seq2seq.config import Config, SplitFiles, load_config
 from seq2seq.data import bucket_batches, collate, load_split
 from seq2seq.device import autocast, pick_device
 from seq2seq.errors import UserError
+from seq2seq.files import atomic_write
 from seq2seq.metrics import (
     aer,
     batch_alignments,
@@ -256,9 +256,7 @@ def _current(
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, text)
 
 
 def format_result(result: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ from torch import Tensor, nn
 from seq2seq.config import Config
 from seq2seq.data import Split, bucket_batches, collate, load_split
 from seq2seq.evaluate import cached_evaluate, eval_split, load_run
+from seq2seq.files import atomic_write
 from seq2seq.metrics import length_buckets
 from seq2seq.model import Seq2Seq
 from seq2seq.tokenizer import Tokenizer, word_index
@@ -249,9 +250,7 @@ def probe(
 
 
 def _write_json(path: Path, result: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(result, indent=2) + "\n")
 
 
 def format_probe(result: dict[str, Any], every: int = 5) -> str:

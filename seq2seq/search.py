@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from seq2seq.data import bucket_batches, collate
 from seq2seq.decoder import DecoderState, Memory
+from seq2seq.device import check_fits
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
 from seq2seq.tokenizer import BOS, EOS
@@ -330,6 +331,23 @@ def _finish(
     return Hypothesis(tokens.tolist(), weights, logp / n**alpha)
 
 
+def check_search_fits(
+    model: Seq2Seq, sentences: int, beam: int, device: torch.device
+) -> None:
+    """Refuse a search whose state cannot fit before it starts: each step
+    holds (sentences x beam, vocabulary) logits and a few temporaries of that
+    size (the log-softmax, the chunk maxima), four copies in fp32."""
+    vocab = model.decoder.output.out_features
+    need = 4 * 4 * sentences * beam * vocab
+    check_fits(
+        need,
+        device,
+        f"beam search over {sentences} sentences with --beam {beam}",
+        "lower --beam, or the sentences decoded at once (--batch-size, "
+        "eval.batch_sentences)",
+    )
+
+
 def decode_corpus(
     model: Seq2Seq,
     src_ids: list[list[int]],
@@ -341,6 +359,7 @@ def decode_corpus(
     """Decode many sentences in length-sorted batches, greedily (beam 1) or
     with beam search (the best hypothesis); input order kept."""
     model.eval()
+    check_search_fits(model, min(batch_sentences, len(src_ids)), decoding.beam, device)
     lengths = [(len(s) + 1, 0) for s in src_ids]
     out: list[Hypothesis | None] = [None] * len(src_ids)
     for index in bucket_batches(

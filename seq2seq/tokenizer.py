@@ -22,6 +22,7 @@ import sentencepiece as spm
 
 from seq2seq.config import TokenizerConfig
 from seq2seq.errors import UserError, first_line
+from seq2seq.files import atomic_write
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 CACHE_ENV = "SEQ2SEQ_CACHE_DIR"
@@ -163,6 +164,4 @@ def _train(cfg: TokenizerConfig, texts: Sequence[str], out: Path, side: str) -> 
             f"training text (it supports at most {limit.group(1)}); lower "
             "tokenizer.vocab_size"
         ) from None
-    tmp = out.with_suffix(".tmp")
-    tmp.write_bytes(buffer.getvalue())
-    os.replace(tmp, out)
+    atomic_write(out, buffer.getvalue())

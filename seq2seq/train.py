@@ -35,7 +35,7 @@ from seq2seq.checkpoint import (
 from seq2seq.config import Config, save_config
 from seq2seq.curriculum import Curriculum
 from seq2seq.data import Batch, bucket_batches, collate
-from seq2seq.device import autocast, pick_device
+from seq2seq.device import autocast, check_fits, pick_device
 from seq2seq.distributed import Ranks, close_ranks, init_ranks
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq, build_model, loss_sum
@@ -96,22 +96,43 @@ def train(
     """Train a model from ``cfg``; returns the run directory. ``progress``:
     one of :data:`seq2seq.progress.STYLES`."""
     ranks = init_ranks(pick_device(device_name))
+    run_dir, made = cfg.run_dir, False
     try:
         seed_everything(cfg.train.seed)
         ws = rank_workspace(cfg, ranks)  # may raise UserError
-        run_dir = cfg.run_dir
+        check_memory(cfg, ws, ranks.device)
+        model = rank_model(cfg, ws, ranks)
         if ranks.main:
-            run_dir = prepare_run_dir(cfg, overwrite)
+            run_dir, made = prepare_run_dir(cfg, overwrite), True
             save_config(cfg, run_dir / "config.yaml")
             ws.tokenizer_to(run_dir)
         ranks.wait()  # the others must not look at a half-made run directory
-        model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
         Loop(cfg, ws, model, ranks, run_dir, progress=progress).run()
         ranks.wait()  # leave together (close_ranks)
+    except Exception:
+        if made and not (run_dir / "last.pt").exists():
+            shutil.rmtree(run_dir, ignore_errors=True)  # a failed start leaves nothing
+        raise
     finally:
         close_ranks(ranks)
     return run_dir
+
+
+def check_memory(cfg: Config, ws: Workspace, device: torch.device) -> None:
+    """Refuse a model the device cannot train before its weights exist: its
+    parameters counted on the meta device (no memory, no random draws), times
+    four for fp32 weights, gradients and Adam's two moments (a lower bound:
+    activations come on top)."""
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+        vocab = (ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size)
+        params = build_model(cfg.model, *vocab).num_parameters()
+    check_fits(
+        16 * params,
+        device,
+        f"training {params:,} parameters (weights, gradients, Adam's state)",
+        "lower model.encoder/decoder hidden_size, embed_dim or layers",
+    )
 
 
 def resume(

@@ -33,9 +33,17 @@ from seq2seq.data import collate, read_lines
 from seq2seq.device import pick_device
 from seq2seq.errors import UserError
 from seq2seq.evaluate import load_run
+from seq2seq.files import naming, save_figure
 from seq2seq.metrics import alignment_from_attention
 from seq2seq.model import Seq2Seq
-from seq2seq.search import GREEDY, Decoding, Hypothesis, beam_search, greedy
+from seq2seq.search import (
+    GREEDY,
+    Decoding,
+    Hypothesis,
+    beam_search,
+    check_search_fits,
+    greedy,
+)
 from seq2seq.tokenizer import Tokenizer, word_index
 
 MAX_SOURCE_PIECES = 250  # longer inputs are cut here (with a warning)
@@ -172,7 +180,7 @@ def plot(t: Translation, tok: Tokenizer, folder: Path) -> None:
         [*tok.tgt_pieces(hyp.tokens), "</s>"],
         f"line {t.line}",
     )
-    fig.savefig(folder / f"line{t.line:05d}.png")
+    save_figure(fig, folder / f"line{t.line:05d}.png")
     plt.close(fig)
 
 
@@ -204,6 +212,7 @@ def translate(
     device = pick_device(device_name)
     cfg, tok, model, _ = load_run(run_dir, checkpoint, device)
     check_request(model, out)
+    check_search_fits(model, batch_size, decoding.beam, device)
     if out.plot_dir:
         out.plot_dir.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -275,7 +284,7 @@ def main(args: argparse.Namespace, decoding: Decoding) -> None:
                 f"--output {args.output}: cannot write there ({err.strerror}); "
                 "pick a writable folder"
             ) from None
-        with sink:
+        with naming(args.output), sink:
             count = translate(*run, sink, *options)
         os.replace(tmp, args.output)
     finally:

@@ -15,6 +15,7 @@ from seq2seq.board import Board, Probe, pick_probes, samples_markdown
 from seq2seq.config import Config
 from seq2seq.data import bucket_batches, collate
 from seq2seq.device import autocast
+from seq2seq.files import append_line, atomic_write
 from seq2seq.metrics import (
     aer,
     attention_stats,
@@ -68,7 +69,7 @@ class Validator:
         history = read_history(self.history)
         keep = [h for h in history if h.get("step", math.inf) <= step]
         text = "".join(json.dumps(h) + "\n" for h in keep)
-        self.history.write_text(text, encoding="utf-8")
+        atomic_write(self.history, text)
 
     @torch.no_grad()
     def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
@@ -128,10 +129,9 @@ class Validator:
         )
         self.board.scalars({f"attention/{k}": v for k, v in attention.items()}, step)
         self.draw_probes(model, step)
-        with open(self.history, "a", encoding="utf-8") as f:
-            elapsed = time.monotonic() - self.start
-            line = result | (extra or {}) | {"elapsed_s": elapsed}
-            f.write(json.dumps(line | {"attention": attention}) + "\n")  # one write
+        elapsed = time.monotonic() - self.start
+        line = result | (extra or {}) | {"elapsed_s": elapsed}
+        append_line(self.history, json.dumps(line | {"attention": attention}))
         self.last_step = step
         print(
             f"{self.cfg.name}: step {step}: val loss {loss:.3f} "

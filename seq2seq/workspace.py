@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from seq2seq.config import Config
 from seq2seq.data import Split, load_corpus
 from seq2seq.errors import UserError
+from seq2seq.files import atomic_write
 from seq2seq.tokenizer import Tokenizer, build_tokenizer, word_index
 
 
@@ -53,8 +53,11 @@ class Workspace:
         """Copy the vocabularies into the run, which must stand on its own."""
         folder = run_dir / "spm"
         folder.mkdir(exist_ok=True)
-        shutil.copyfile(self.tokenizer.src_model, folder / "src.model")
-        shutil.copyfile(self.tokenizer.tgt_model, folder / "tgt.model")
+        for name, model in (
+            ("src", self.tokenizer.src_model),
+            ("tgt", self.tokenizer.tgt_model),
+        ):
+            atomic_write(folder / f"{name}.model", Path(model).read_bytes())
 
 
 def load_workspace(cfg: Config, tokenizer: Tokenizer | None = None) -> Workspace:

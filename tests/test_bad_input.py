@@ -206,7 +206,14 @@ def option_not_finite(d: Path) -> tuple[list[str], str]:
     return ["evaluate", str(d), "--alpha", "nan"], "--alpha nan: must be a finite"
 
 
+def model_too_large(d: Path) -> tuple[list[str], str]:
+    args = ["train", "--config", str(good(d)), "--set", "tokenizer.vocab_size=30"]
+    args += ["--set", "model.decoder.hidden_size=60000"]
+    return args, "GiB available; lower model.encoder/decoder hidden_size"
+
+
 CASES: list[Callable[[Path], tuple[list[str], str]]] = [
+    model_too_large,
     seed_out_of_range,
     lr_not_finite,
     option_out_of_range,
@@ -408,3 +415,32 @@ def test_overwrite_refuses_what_is_not_a_run_inside_runs_dir(
     argv += ["--set", f"runs_dir={runs}", "--set", "name=victim"]
     assert_user_error(argv, f"refused, nothing deleted: it {needle}", runs, capsys)
     assert snapshot(target) == before
+
+
+def test_a_beam_too_large_for_the_machine_is_refused(trained: Path, capsys) -> None:
+    argv = ["evaluate", str(trained), "--beam", "100000000", "--device", "cpu"]
+    assert_user_error(argv, "with --beam 100000000 needs about", trained, capsys)
+
+
+def test_a_failed_start_leaves_no_run_folder(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """An allocation that fails in the first steps (before any checkpoint) is
+    one line, and the next attempt does not find a half-made run."""
+
+    def no_memory(self) -> None:
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't "
+            "allocate memory: you tried to allocate 40000000000000 bytes."
+        )
+
+    monkeypatch.setattr(train_module.Loop, "run", no_memory)
+    argv = [
+        "train",
+        "--config",
+        str(good(tmp_path)),
+        "--set",
+        "tokenizer.vocab_size=30",
+    ]
+    assert_user_error(argv, "error: out of memory (", tmp_path, capsys)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

@@ -1,0 +1,112 @@
+"""Writing files so that a failure loses nothing and names the file.
+
+A full disk, a folder gone read-only or a crash can stop any write. Every file
+the lab writes goes through here: a whole file is written to a temporary file
+beside the old one, synced, then renamed over it, so the old version stays
+intact until the new one is complete and no temporary file outlives an error;
+a history line is appended whole or not at all. The error always names the
+file: an OSError raised mid-write (a full disk) carries no file name of its
+own, and torch's checkpoint writer turns it into a RuntimeError, so a
+checkpoint is serialised in memory first and written here like any file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """An OSError inside the block that names no file names ``path``."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from None
+        raise
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """``path`` holds ``data`` (text as UTF-8), or is as it was before."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with naming(path), open(tmp, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        with naming(path):
+            os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)  # make the rename itself durable
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line; on failure the file is cut back to what it held, so it
+    never ends in half a line."""
+    path = Path(path)
+    with naming(path), open(path, "ab") as f:
+        size = f.tell()
+        try:
+            f.write(line.rstrip("\n").encode("utf-8") + b"\n")
+            f.flush()
+        except BaseException:
+            f.truncate(size)
+            raise
+
+
+def save_torch(payload: dict[str, Any], path: Path) -> None:
+    """``torch.save`` through :func:`atomic_write`."""
+    import torch
+
+    buffer = io.BytesIO()
+    with naming(path):
+        torch.save(payload, buffer)
+    atomic_write(path, buffer.getbuffer())
+
+
+def save_figure(fig: Any, path: Path, **kwargs: Any) -> None:
+    """A matplotlib figure as PNG (or whatever ``path``'s suffix says)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=Path(path).suffix.lstrip(".") or "png", **kwargs)
+    atomic_write(path, buffer.getvalue())
+
+
+def fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # e.g. platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def quiet_event_writer_threads() -> None:
+    """TensorBoard writes its event file from a thread; when a write fails
+    (a full disk) the thread prints a traceback and the next call from the
+    main thread raises the same error, which the lab then reports in one line
+    naming the file. Only that thread's traceback is silenced."""
+    if getattr(threading.excepthook, "_seq2seq", False):
+        return
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if type(args.thread).__name__ == "_AsyncWriterThread":
+            return  # re-raised in the main thread by the writer's next call
+        previous(args)
+
+    hook._seq2seq = True  # type: ignore[attr-defined]
+    threading.excepthook = hook
