@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+UMASK = os.umask(0)
+os.umask(UMASK)
 
 
 @contextmanager
@@ -35,10 +39,18 @@ def naming(path: Path) -> Iterator[None]:
 def atomic_write(path: Path, data: bytes | str) -> None:
     """``path`` holds ``data`` (text as UTF-8), or is as it was before."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    # A name of its own: two processes may write the same file at once (two
+    # trainings filling the vocabulary cache), and each rename must find its
+    # own temporary file; the last one in wins, whole.
+    with naming(path):
+        fd, name = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+        )
+    tmp = Path(name)
     try:
-        with naming(path), open(tmp, "wb") as f:
+        os.fchmod(fd, 0o666 & ~UMASK)  # as open() would make it, not mkstemp's 0600
+        with naming(path), os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
