@@ -391,6 +391,11 @@ def compare(
                 "run once"
             )
         seen[here] = run
+    if (out / "config.yaml").is_file() or out.resolve() in seen:
+        raise UserError(
+            f"--out {out}: that is a run folder, whose TensorBoard events compare "
+            "would replace with its own; name another folder (e.g. compare/)"
+        )
     results = collect(run_dirs, split, device, decoding)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)

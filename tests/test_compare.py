@@ -291,3 +291,11 @@ def test_runs_scored_on_other_test_files_compare_without_pairing(
     assert "no paired bootstrap: the runs were scored on different test" in (
         capsys.readouterr().out
     )
+
+
+def test_out_may_not_be_a_run_folder(runs, tmp_path: Path) -> None:
+    """compare replaces the TensorBoard events in --out: never a run's."""
+    events = sorted(p.name for p in runs[1].glob("events.out.tfevents.*"))
+    with pytest.raises(UserError, match="that is a run folder"):
+        compare(runs, "test", runs[1], "cpu")
+    assert sorted(p.name for p in runs[1].glob("events.out.tfevents.*")) == events
