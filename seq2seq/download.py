@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from seq2seq.errors import UserError
+from seq2seq.files import atomic_write, naming
 
 BASE_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw"
 MIRROR_ENV = "SEQ2SEQ_DATA_MIRROR"
@@ -227,7 +228,7 @@ def _prepare_file(
     fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=out_dir)
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with naming(out_dir / name), os.fdopen(fd, "wb") as fh:
             source = _fetch(name, fh, mirror, base_url, log)
         problems = _problems(tmp, name)
         if problems:
@@ -265,15 +266,7 @@ def _write_manifest(out_dir: Path, entries: dict[str, dict]) -> None:
             return
     except (OSError, ValueError):
         pass
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".part", dir=out_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp_name, 0o644)
-        os.replace(tmp_name, out_dir / MANIFEST)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    atomic_write(out_dir / MANIFEST, text)
 
 
 def prepare_multi30k(

@@ -10,9 +10,7 @@ Sentences are sampled here as trees, rendered with word alignments by
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 import zlib
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -21,6 +19,7 @@ from typing import TypeVar
 
 from seq2seq import synth_lexicon as lx
 from seq2seq import synth_tree as st
+from seq2seq.files import atomic_write
 from seq2seq.synth_tree import NP, PP, Clause, Sentence, Unit, render
 
 __all__ = ["BUCKETS", "SPLITS", "VERSION", "generate_pairs", "render", "write_corpus"]
@@ -343,15 +342,7 @@ def _keeper(split: str, train: set[str]) -> Callable[[str], bool]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text)
 
 
 def _stats(pairs: list[tuple[str, str, str]]) -> dict:

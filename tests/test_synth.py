@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import pytest
 
-from seq2seq import synth
+from seq2seq import files, synth
 from seq2seq import synth_lexicon as lx
 from seq2seq.synth import NP, PP, Clause, Sentence, Unit
 
@@ -135,7 +135,7 @@ def test_interrupted_write_leaves_no_partial_file(
     def fail(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(synth.os, "replace", fail)
+    monkeypatch.setattr(files.os, "replace", fail)  # seq2seq.files writes it
     with pytest.raises(KeyboardInterrupt):
         synth.write_corpus(tmp_path, seed=2, sizes=sizes)
     # old files stay whole, no temporary is left, no manifest claims completeness
