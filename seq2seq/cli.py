@@ -133,7 +133,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     tr.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace an existing run directory of the same name",
+        help="replace an existing run folder of the same name (a run, inside runs_dir)",
     )
     tr.add_argument(
         "--progress",
