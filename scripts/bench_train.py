@@ -46,7 +46,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
-from seq2seq.distributed import Ranks, close_ranks, init_ranks
+from seq2seq.distributed import Ranks, process_group
 from seq2seq.errors import UserError, run_script
 from seq2seq.train import Loop, rank_model, rank_workspace, seed_everything
 
@@ -269,11 +269,8 @@ def main() -> None:
             )
         print(json.dumps(pair(args, device), indent=2))
         return
-    ranks = init_ranks(device)
-    try:
+    with process_group(device) as ranks:
         report = bench(args, ranks)
-    finally:
-        close_ranks(ranks)
     if ranks.main:
         print(json.dumps(report, indent=2))
 

@@ -36,7 +36,7 @@ from seq2seq.config import Config, save_config
 from seq2seq.curriculum import Curriculum
 from seq2seq.data import Batch, bucket_batches, collate
 from seq2seq.device import autocast, check_fits, pick_device
-from seq2seq.distributed import Ranks, close_ranks, init_ranks
+from seq2seq.distributed import Ranks, process_group
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq, build_model, loss_sum
 from seq2seq.progress import Progress
@@ -95,27 +95,24 @@ def train(
 ) -> Path:
     """Train a model from ``cfg``; returns the run directory. ``progress``:
     one of :data:`seq2seq.progress.STYLES`."""
-    ranks = init_ranks(pick_device(device_name))
     run_dir, made = cfg.run_dir, False
-    try:
-        seed_everything(cfg.train.seed)
-        ws = rank_workspace(cfg, ranks)  # may raise UserError
-        check_memory(cfg, ws, ranks.device)
-        model = rank_model(cfg, ws, ranks)
-        if ranks.main:
-            run_dir, made = prepare_run_dir(cfg, overwrite), True
-            save_config(cfg, run_dir / "config.yaml")
-            ws.tokenizer_to(run_dir)
-        ranks.wait()  # the others must not look at a half-made run directory
-        _announce(cfg, ws, model, ranks)
-        Loop(cfg, ws, model, ranks, run_dir, progress=progress).run()
-        ranks.wait()  # leave together (close_ranks)
-    except Exception:
-        if made and not (run_dir / "last.pt").exists():
-            shutil.rmtree(run_dir, ignore_errors=True)  # a failed start leaves nothing
-        raise
-    finally:
-        close_ranks(ranks)
+    with process_group(pick_device(device_name)) as ranks:
+        try:
+            seed_everything(cfg.train.seed)
+            ws = rank_workspace(cfg, ranks)  # may raise UserError
+            check_memory(cfg, ws, ranks.device)
+            model = rank_model(cfg, ws, ranks)
+            if ranks.main:
+                run_dir, made = prepare_run_dir(cfg, overwrite), True
+                save_config(cfg, run_dir / "config.yaml")
+                ws.tokenizer_to(run_dir)
+            ranks.wait()  # the others must not look at a half-made run directory
+            _announce(cfg, ws, model, ranks)
+            Loop(cfg, ws, model, ranks, run_dir, progress=progress).run()
+        except Exception:
+            if made and not (run_dir / "last.pt").exists():
+                shutil.rmtree(run_dir, ignore_errors=True)  # a failed start: nothing
+            raise
     return run_dir
 
 
@@ -167,17 +164,13 @@ def resume(
             f"{run_dir} finished at step {payload['state']['step']}; to train on, "
             "raise the budget, e.g. --set train.max_steps=N (or max_epochs)"
         )
-    ranks = init_ranks(pick_device(device_name))
-    try:
+    with process_group(pick_device(device_name)) as ranks:
         ws = load_workspace(cfg, tokenizer)
         if ranks.main:
             save_config(cfg, run_dir / "config.yaml")  # the raised budget
         model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
         Loop(cfg, ws, model, ranks, run_dir, payload, progress).run()
-        ranks.wait()  # leave together (close_ranks)
-    finally:
-        close_ranks(ranks)
     return run_dir
 
 
