@@ -44,6 +44,7 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from seq2seq import run
 from seq2seq.config import Config, load_config, save_config
 from seq2seq.device import pick_device
 from seq2seq.distributed import Ranks, process_group
@@ -122,7 +123,7 @@ def make_loop(cfg: Config, ranks: Ranks, run_dir: Path, keep: bool) -> Loop:
     ws = rank_workspace(cfg, ranks)
     if keep and ranks.main:
         run_dir.mkdir(parents=True, exist_ok=True)
-        save_config(cfg, run_dir / "config.yaml")
+        save_config(cfg, run.config_file(run_dir))
         ws.tokenizer_to(run_dir)
     ranks.wait()
     return Loop(cfg, ws, rank_model(cfg, ws, ranks), ranks, run_dir)

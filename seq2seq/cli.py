@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seq2seq import run
 from seq2seq.errors import UserError, exit_status
 from seq2seq.progress import STYLES, tensorboard_command
 from seq2seq.typed_yaml import Range, number
@@ -311,7 +312,7 @@ def probe_command(args: argparse.Namespace) -> None:
             probe(run_dir, args.split, args.sentences, args.epochs, args.checkpoint)
         )
         print(format_probe(results[-1]))
-        print(f"wrote {run_dir}/probe_{args.split}.json and .png")
+        print(f"wrote {run.probe_file(run_dir, args.split)} and its .png")
     if args.plot is not None:
         from seq2seq.board import probe_figure
         from seq2seq.files import save_figure

@@ -18,6 +18,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from seq2seq import run
 from seq2seq.ablate import KINDS
 from seq2seq.board import Board
 from seq2seq.config import SplitFiles, load_config
@@ -45,21 +46,21 @@ def collect(
     """The evaluation of every run, in the order given."""
     results = []
     references: dict[SplitFiles, Joined] = {}  # read each test set once
-    for run in map(Path, run_dirs):
-        result = cached_evaluate(run, split, device, decoding)
+    for folder in map(Path, run_dirs):
+        result = cached_evaluate(folder, split, device, decoding)
         results.append(
             {key: result[key] for key in FIELDS}
             | {
-                "run": str(run),
+                "run": str(folder),
                 "bleu_lc": result.get("bleu_lc"),
                 "by_sentences": result.get("by_sentences", []),
                 "decoding": result.get("decoding", "greedy"),
                 "ablation_drops": ablation_drops(
-                    run, split + decoding.tag, result.get("step")
+                    folder, split + decoding.tag, result.get("step")
                 ),
-                "length_ratio": length_ratios(run, split, decoding.tag, references),
+                "length_ratio": length_ratios(folder, split, decoding.tag, references),
             }
-            | training_summary(run)
+            | training_summary(folder)
         )
     # A bucket is known by where it starts: the last one ends at the longest
     # sentence of its test set, which other test files need not share.
@@ -73,13 +74,13 @@ def collect(
 
 
 def length_ratios(
-    run: Path, split: str, tag: str, references: dict[SplitFiles, Joined]
+    folder: Path, split: str, tag: str, references: dict[SplitFiles, Joined]
 ) -> list[float]:
     """Words written / reference words: overall, then for each number of
     sentences joined (a joined split). A model that stops early shows here.
     Empty when the run lacks its config or hypotheses. ``references`` caches
     the test sets already read."""
-    config, hyp_file = run / "config.yaml", run / f"hyp_{split}{tag}.txt"
+    config, hyp_file = run.config_file(folder), run.hypotheses_file(folder, split + tag)
     if not (config.is_file() and hyp_file.is_file()):
         return []
     files = split_files(load_config(config), split)
@@ -100,12 +101,14 @@ def length_ratios(
     return everything + ([ratio(index) for index in by_k] if len(sizes) > 1 else [])
 
 
-def ablation_drops(run: Path, name: str, step: int | None = None) -> dict[str, float]:
+def ablation_drops(
+    folder: Path, name: str, step: int | None = None
+) -> dict[str, float]:
     """BLEU drop of every ``evaluate --ablate`` result the run has for ``name``,
     of the checkpoint at ``step`` only (an older one's would mix two models)."""
     drops = {}
     for kind in KINDS:
-        path = run / f"eval_{name}_ablate-{kind}.json"
+        path = run.evaluation_file(folder, f"{name}_ablate-{kind}")
         if path.is_file():
             result = json.loads(path.read_text(encoding="utf-8"))
             if step is None or result.get("step") in (None, step):
@@ -120,11 +123,11 @@ def significance(
     and per length bucket; adds ``vs_baseline`` to each result. Returns the
     sacreBLEU signature, or None when the runs were scored on different text."""
     runs = [Path(r["run"]) for r in results]
-    files = [split_files(load_config(run / "config.yaml"), split) for run in runs]
+    files = [split_files(load_config(run.config_file(r)), split) for r in runs]
     if any(f != files[0] for f in files):
         return None  # not the same test set: nothing to pair
-    data = eval_split(load_config(runs[0] / "config.yaml"), split).split
-    hyps = [read_lines(run / f"hyp_{split}{tag}.txt") for run in runs]
+    data = eval_split(load_config(run.config_file(runs[0])), split).split
+    hyps = [read_lines(run.hypotheses_file(r, split + tag)) for r in runs]
     if any(len(h) != len(data.tgt) for h in hyps):
         return None  # not the same test set: nothing to pair
     buckets = length_buckets([len(s.split()) for s in data.src], edges)
@@ -175,18 +178,18 @@ def significance_markdown(results: list[dict[str, Any]], signature: str) -> str:
     return "\n".join(lines)
 
 
-def training_summary(run: Path) -> dict[str, Any]:
+def training_summary(folder: Path) -> dict[str, Any]:
     """The best validation (by the run's ``train.stop_metric``, as training
     chose its best.pt): its BLEU, perplexity and epoch; the epochs trained (the
     epoch of the last validation, counted from 1) and training minutes, from
     the run's history.jsonl; None for what it does not hold (histories written
     before epochs were recorded)."""
-    history = read_history(run / "history.jsonl")
+    history = read_history(run.history_file(folder))
     if not history:
         return dict.fromkeys(
             ("val_bleu", "val_ppl", "best_epoch", "epochs", "train_minutes")
         )
-    config = run / "config.yaml"
+    config = run.config_file(folder)
     metric = load_config(config).train.stop_metric if config.is_file() else "bleu"
     best: dict[str, Any] = {}
     for validation in history:
@@ -273,7 +276,7 @@ def seed_groups(results: list[dict[str, Any]]) -> list[list[int]]:
     they were written: ``name``, ``runs_dir``)."""
     groups: dict[str, list[int]] = {}
     for i, r in enumerate(results):
-        cfg = read_yaml(Path(r["run"]) / "config.yaml")
+        cfg = read_yaml(run.config_file(r["run"]))
         cfg.pop("name", None)
         cfg.pop("runs_dir", None)
         cfg.get("train", {}).pop("seed", None)
@@ -384,14 +387,14 @@ def compare(
     if not run_dirs:
         raise UserError("compare: name at least one run directory")
     seen: dict[Path, Path] = {}
-    for run in map(Path, run_dirs):
-        if (here := run.resolve()) in seen:
+    for folder in map(Path, run_dirs):
+        if (here := folder.resolve()) in seen:
             raise UserError(
-                f"compare: {run} is named twice (also as {seen[here]}); name each "
-                "run once"
+                f"compare: {folder} is named twice (also as {seen[here]}); name "
+                "each run once"
             )
-        seen[here] = run
-    if (out / "config.yaml").is_file() or out.resolve() in seen:
+        seen[here] = folder
+    if run.config_file(out).is_file() or out.resolve() in seen:
         raise UserError(
             f"--out {out}: that is a run folder, whose TensorBoard events compare "
             "would replace with its own; name another folder (e.g. compare/)"

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import yaml
 
+from seq2seq import run
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.typed_yaml import Range, apply_override, build, read_yaml, to_dict
@@ -331,8 +332,7 @@ RESUMABLE = (
 def load_resume_config(run_dir: Path, overrides: list[str]) -> Config:
     """A run's saved config for ``--resume``, placed where the run now is,
     with budget overrides only."""
-    if not (run_dir / "config.yaml").is_file():
-        raise UserError(f"{run_dir}: not a run directory (no config.yaml)")
+    run.check_run(run_dir)
     for item in overrides:
         key = item.partition("=")[0]
         if key not in RESUMABLE:
@@ -340,7 +340,7 @@ def load_resume_config(run_dir: Path, overrides: list[str]) -> Config:
                 f"--set {key}: a resumed run keeps its config; only "
                 f"{', '.join(RESUMABLE)} may change (start a new run for others)"
             )
-    cfg = load_config(run_dir / "config.yaml", overrides)
+    cfg = load_config(run.config_file(run_dir), overrides)
     here = run_dir.resolve()  # "." has no name of its own
     return dataclasses.replace(cfg, runs_dir=str(here.parent), name=here.name)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from seq2seq import joined
+from seq2seq import joined, run
 from seq2seq.ablate import ablate
 from seq2seq.checkpoint import check_matches, load_checkpoint, saved_step
 from seq2seq.config import Config, SplitFiles, load_config
@@ -42,13 +42,13 @@ def load_run(
 ) -> tuple[Config, Tokenizer, Seq2Seq, dict[str, Any]]:
     """Config, vocabularies and trained model of a run directory."""
     run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise UserError(f"{run_dir}: not a run directory (no config.yaml)")
-    cfg = load_config(run_dir / "config.yaml")
+    run.check_run(run_dir)
+    cfg = load_config(run.config_file(run_dir))
     tokenizer = run_tokenizer(run_dir)
     path = checkpoint_path(run_dir, checkpoint)
     if not path.is_file() and checkpoint in ("best", "last"):
-        hint = " or pass --checkpoint last" if (run_dir / "last.pt").is_file() else ""
+        last = run.checkpoint_file(run_dir, "last").is_file()
+        hint = " or pass --checkpoint last" if last else ""
         raise UserError(
             f"{path}: missing, the run has not validated yet; finish it with "
             f"seq2seq train --resume {run_dir}{hint}"
@@ -65,7 +65,8 @@ def load_run(
         model.load_state_dict(payload["model"])
     except RuntimeError as err:
         raise UserError(
-            f"{path}: weights do not fit {run_dir}/config.yaml ({first_problem(err)})"
+            f"{path}: weights do not fit {run.config_file(run_dir)} "
+            f"({first_problem(err)})"
         ) from None
     model.to(device or torch.device("cpu")).eval()
     return cfg, tokenizer, model, payload
@@ -82,8 +83,8 @@ def first_problem(err: Exception, limit: int = 160) -> str:
 
 def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
     """``best``/``last``: that file in the run folder; anything else: a path."""
-    if checkpoint in ("best", "last"):
-        return Path(run_dir) / f"{checkpoint}.pt"
+    if checkpoint in run.CHECKPOINTS:
+        return run.checkpoint_file(run_dir, checkpoint)
     return Path(checkpoint)
 
 
@@ -178,8 +179,8 @@ def evaluate(
     if baseline is not None:
         result["bleu_drop"] = baseline["bleu"] - result["bleu"]
     name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
-    _write(Path(run_dir) / f"hyp_{name}.txt", "".join(t + "\n" for t in texts))
-    _write(Path(run_dir) / f"eval_{name}.json", json.dumps(result, indent=2) + "\n")
+    _write(run.hypotheses_file(run_dir, name), "".join(t + "\n" for t in texts))
+    _write(run.evaluation_file(run_dir, name), json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -228,14 +229,14 @@ def saved_evaluation(
 ) -> dict[str, Any] | None:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
     is now; None when there is none, or it is stale."""
-    path = Path(run_dir) / f"eval_{split}{decoding.tag}.json"
+    path = run.evaluation_file(run_dir, split + decoding.tag)
     if not path.is_file():
         return None
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
-    hyps = path.with_name(f"hyp_{split}{decoding.tag}.txt")
+    hyps = run.hypotheses_file(run_dir, split + decoding.tag)
     return result if _current(result, Path(run_dir), hyps, checkpoint) else None
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 
+from seq2seq import run
 from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.compare import compare, markdown
 from seq2seq.config import Config, check_run_name, load_config
@@ -90,7 +91,7 @@ class Job:
         """``finished``, ``interrupted`` (a last.pt to resume) or ``new``. A
         last.pt that cannot be read stops the experiment: training anew would
         delete the run folder, and what is in it may be worth keeping."""
-        path = self.run_dir / "last.pt"
+        path = run.checkpoint_file(self.run_dir, "last")
         if not path.is_file():
             return "new"
         try:
@@ -123,7 +124,7 @@ class Job:
         from what this job would train (the experiment file or a config was
         edited since), as a one-line reason; None when it matches or is new.
         Both are read through the schema, so keys added since take defaults."""
-        saved = self.run_dir / "config.yaml"
+        saved = run.config_file(self.run_dir)
         if not saved.is_file():
             return None
         want = to_dict(self.resolved())

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from seq2seq import run
 from seq2seq.config import Config
 from seq2seq.data import Split, bucket_batches, collate, load_split
 from seq2seq.evaluate import cached_evaluate, eval_split, load_run
@@ -225,7 +226,7 @@ def probe(
     blind = train_probe(train.without_vectors(), tok.src_vocab_size, epochs)
     blind_hits = correct(blind, test.without_vectors())
     evaluated = cached_evaluate(run_dir, split, checkpoint=checkpoint)
-    hyps = (run_dir / f"hyp_{split}.txt").read_text(encoding="utf-8").splitlines()
+    hyps = run.hypotheses_file(run_dir, split).read_text(encoding="utf-8").splitlines()
     result = {
         "run": str(run_dir),
         "split": split,
@@ -242,10 +243,10 @@ def probe(
         "by_length": by_length(hits, test.sentence, data.src_words(), cfg.eval.buckets),
         "output_by_position": output_recall(hyps, data.split.tgt),
     }
-    _write_json(run_dir / f"probe_{split}.json", result)
+    _write_json(run.probe_file(run_dir, split), result)
     from seq2seq.board import log_probe  # matplotlib and TensorBoard, only here
 
-    log_probe(run_dir, result, run_dir / f"probe_{split}.png")
+    log_probe(run_dir, result, run.probe_file(run_dir, split, ".png"))
     return result
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
+from seq2seq import run
 from seq2seq.board import Board
 from seq2seq.checkpoint import (
     atomic_save,
@@ -78,13 +79,7 @@ def deletable(run_dir: Path, runs_dir: Path) -> str:
     here, root = run_dir.resolve(), runs_dir.resolve()
     if here == root or root not in here.parents:
         return f"it is not inside runs_dir ({runs_dir})"
-    if not (run_dir / "config.yaml").is_file():
-        return "it holds no config.yaml, so it is not a run folder"
-    if folders := sorted(
-        p.name for p in run_dir.iterdir() if p.is_dir() and p.name != "spm"
-    ):
-        return f"it holds folders a run does not write ({', '.join(folders)})"
-    return ""
+    return run.not_a_run(run_dir)
 
 
 def train(
@@ -104,13 +99,13 @@ def train(
             model = rank_model(cfg, ws, ranks)
             if ranks.main:
                 run_dir, made = prepare_run_dir(cfg, overwrite), True
-                save_config(cfg, run_dir / "config.yaml")
+                save_config(cfg, run.config_file(run_dir))
                 ws.tokenizer_to(run_dir)
             ranks.wait()  # the others must not look at a half-made run directory
             _announce(cfg, ws, model, ranks)
             Loop(cfg, ws, model, ranks, run_dir, progress=progress).run()
         except Exception:
-            if made and not (run_dir / "last.pt").exists():
+            if made and not run.checkpoint_file(run_dir, "last").exists():
                 shutil.rmtree(run_dir, ignore_errors=True)  # a failed start: nothing
             raise
     return run_dir
@@ -143,7 +138,7 @@ def resume(
     from seq2seq.config import load_resume_config
 
     cfg = load_resume_config(run_dir, overrides or [])
-    path = run_dir / "last.pt"
+    path = run.checkpoint_file(run_dir, "last")
     if not path.is_file():
         raise UserError(
             f"{run_dir}: nothing to resume (no last.pt: it stopped before its first "
@@ -167,7 +162,7 @@ def resume(
     with process_group(pick_device(device_name)) as ranks:
         ws = load_workspace(cfg, tokenizer)
         if ranks.main:
-            save_config(cfg, run_dir / "config.yaml")  # the raised budget
+            save_config(cfg, run.config_file(run_dir))  # the raised budget
         model = rank_model(cfg, ws, ranks)
         _announce(cfg, ws, model, ranks)
         Loop(cfg, ws, model, ranks, run_dir, payload, progress).run()
@@ -396,7 +391,7 @@ class Loop:
         self.last_val_step = self.step
         self.save_last()
         if improved and self.ranks.main:
-            atomic_save(self.payload(), self.run_dir / "best.pt")
+            atomic_save(self.payload(), run.checkpoint_file(self.run_dir, "best"))
         patience = self.cfg.train.patience
         return bool(patience and self.bad_validations >= patience)
 
@@ -436,7 +431,7 @@ class Loop:
             "schedule": self.schedule.state_dict(),
             "rng": rngs,
         }
-        atomic_save(payload, self.run_dir / "last.pt")
+        atomic_save(payload, run.checkpoint_file(self.run_dir, "last"))
 
     def load_state(self, payload: dict[str, Any]) -> float:
         """Restore from a ``last.pt`` payload; returns the elapsed seconds."""

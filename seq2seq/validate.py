@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from seq2seq import run
 from seq2seq.board import Board, Probe, pick_probes, samples_markdown
 from seq2seq.config import Config
 from seq2seq.data import bucket_batches, collate
@@ -58,7 +59,7 @@ class Validator:
         self.words = val.word_indices(tok) if val.split.align is not None else None
         self.last_step = -1
         self.start = time.monotonic()
-        self.history = run_dir / "history.jsonl"
+        self.history = run.history_file(run_dir)
 
     def rewind(self, step: int, elapsed: float) -> None:
         """Continue a resumed run: keep the history up to the checkpoint's

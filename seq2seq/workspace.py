@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq2seq import run
 from seq2seq.config import Config
 from seq2seq.data import Split, load_corpus
 from seq2seq.errors import UserError
@@ -51,13 +52,10 @@ class Workspace:
 
     def tokenizer_to(self, run_dir: Path) -> None:
         """Copy the vocabularies into the run, which must stand on its own."""
-        folder = run_dir / "spm"
-        folder.mkdir(exist_ok=True)
-        for name, model in (
-            ("src", self.tokenizer.src_model),
-            ("tgt", self.tokenizer.tgt_model),
-        ):
-            atomic_write(folder / f"{name}.model", Path(model).read_bytes())
+        run.vocab_dir(run_dir).mkdir(exist_ok=True)
+        models = (self.tokenizer.src_model, self.tokenizer.tgt_model)
+        for target, model in zip(run.vocab_files(run_dir), models, strict=True):
+            atomic_write(target, Path(model).read_bytes())
 
 
 def load_workspace(cfg: Config, tokenizer: Tokenizer | None = None) -> Workspace:
@@ -77,8 +75,7 @@ def load_workspace(cfg: Config, tokenizer: Tokenizer | None = None) -> Workspace
 
 
 def run_tokenizer(run_dir: Path) -> Tokenizer:
-    folder = run_dir / "spm"
-    src, tgt = folder / "src.model", folder / "tgt.model"
+    src, tgt = run.vocab_files(run_dir)
     for path in (src, tgt):
         if not path.is_file():
             raise UserError(
