@@ -4,7 +4,6 @@ experiment, probe."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 from seq2seq import run
 from seq2seq.errors import UserError, exit_status
 from seq2seq.progress import STYLES, tensorboard_command
-from seq2seq.typed_yaml import Range, number
+from seq2seq.typed_yaml import Range, number, out_of_range
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
     from seq2seq.search import Decoding
@@ -51,11 +50,9 @@ def check_numbers(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if value is None:
             continue
-        flag = "--" + dest.replace("_", "-")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UserError(f"{flag} {value}: must be a finite number")
-        if value not in rng:
-            raise UserError(f"{flag} {number(value)}: must be {rng}")
+        if why := out_of_range(value, rng):
+            flag = "--" + dest.replace("_", "-")
+            raise UserError(f"{flag} {number(value)}: {why}")
 
 
 def add_decoding(p: argparse.ArgumentParser) -> None:

@@ -179,8 +179,11 @@ def evaluate(
     if baseline is not None:
         result["bleu_drop"] = baseline["bleu"] - result["bleu"]
     name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
-    _write(run.hypotheses_file(run_dir, name), "".join(t + "\n" for t in texts))
-    _write(run.evaluation_file(run_dir, name), json.dumps(result, indent=2) + "\n")
+    hyps = "".join(t + "\n" for t in texts)
+    atomic_write(run.hypotheses_file(run_dir, name), hyps)
+    atomic_write(
+        run.evaluation_file(run_dir, name), json.dumps(result, indent=2) + "\n"
+    )
     return result
 
 
@@ -254,10 +257,6 @@ def _current(
     if step is None:
         return True
     return hyps.is_file() and result.get("step") in (None, step)
-
-
-def _write(path: Path, text: str) -> None:
-    atomic_write(path, text)
 
 
 def format_result(result: dict[str, Any]) -> str:

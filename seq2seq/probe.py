@@ -243,15 +243,11 @@ def probe(
         "by_length": by_length(hits, test.sentence, data.src_words(), cfg.eval.buckets),
         "output_by_position": output_recall(hyps, data.split.tgt),
     }
-    _write_json(run.probe_file(run_dir, split), result)
+    atomic_write(run.probe_file(run_dir, split), json.dumps(result, indent=2) + "\n")
     from seq2seq.board import log_probe  # matplotlib and TensorBoard, only here
 
     log_probe(run_dir, result, run.probe_file(run_dir, split, ".png"))
     return result
-
-
-def _write_json(path: Path, result: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps(result, indent=2) + "\n")
 
 
 def format_probe(result: dict[str, Any], every: int = 5) -> str:

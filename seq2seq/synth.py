@@ -341,10 +341,6 @@ def _keeper(split: str, train: set[str]) -> Callable[[str], bool]:
     return keep
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    atomic_write(path, text)
-
-
 def _stats(pairs: list[tuple[str, str, str]]) -> dict:
     lens = [e.count(" ") + 1 for e, _, _ in pairs]
     hist = {f"{lo}-{hi}": sum(lo <= n <= hi for n in lens) for lo, hi in BUCKETS}
@@ -386,10 +382,10 @@ def write_corpus(
         if split == "train":
             train = {e for e, _, _ in pairs}
         for k, ext in enumerate(("en", "de", "align")):
-            _write_atomic(
+            atomic_write(
                 out_dir / f"{split}.{ext}", "".join(p[k] + "\n" for p in pairs)
             )
         manifest["splits"][split] = _stats(pairs)
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    _write_atomic(out_dir / "MANIFEST.json", text)
+    atomic_write(out_dir / "MANIFEST.json", text)
     return manifest

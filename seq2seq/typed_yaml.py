@@ -100,15 +100,22 @@ def number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
+def out_of_range(value: Any, rng: Range | None) -> str:
+    """What is wrong with a number ('' when nothing): a float must be finite
+    whatever its range, and lie in ``rng`` where there is one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"
+    if rng is not None and isinstance(value, int | float) and value not in rng:
+        return f"must be {rng}"
+    return ""
+
+
 def check_range(f: dataclasses.Field, value: Any, key: str) -> None:
     """A value outside its field's declared :class:`Range` names key, value and
-    range; a float must be finite whatever its range."""
-    rng = f.metadata.get("range")
+    range (a list: each element)."""
     for v in value if isinstance(value, tuple) else (value,):
-        if isinstance(v, float) and not math.isfinite(v):
-            raise UserError(f"config key '{key}': must be a finite number, got {v}")
-        if rng is not None and isinstance(v, int | float) and v not in rng:
-            raise UserError(f"config key '{key}': must be {rng}, got {number(v)}")
+        if why := out_of_range(v, f.metadata.get("range")):
+            raise UserError(f"config key '{key}': {why}, got {number(v)}")
 
 
 def build(cls: type, raw: Any, prefix: str) -> Any:
