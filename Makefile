@@ -8,9 +8,9 @@ STAMP  := $(VENV)/.installed
 
 LOGDIR ?= runs
 TB_FLAGS ?=
-WARM   := import seq2seq.train, seq2seq.evaluate, seq2seq.compare, \
-          seq2seq.translate, seq2seq.probe, seq2seq.experiment, seq2seq.synth, \
-          seq2seq.download, pytest
+WARM   := import seq2seq.training.train, seq2seq.lab.evaluate, seq2seq.lab.compare, \
+          seq2seq.lab.translate, seq2seq.lab.probe, seq2seq.lab.experiment, seq2seq.data.synth, \
+          seq2seq.data.download, pytest
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import torch
 
-from seq2seq.device import pick_device
+from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
-from seq2seq.evaluate import eval_split, load_run
-from seq2seq.metrics import bleu
-from seq2seq.search import Decoding, decode_corpus
-from seq2seq.workspace import encode
+from seq2seq.lab.evaluate import eval_split, load_run
+from seq2seq.model.search import Decoding, decode_corpus
+from seq2seq.training.device import pick_device
+from seq2seq.training.metrics import bleu
 
 
 def main() -> None:

@@ -46,10 +46,10 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from seq2seq import run
 from seq2seq.config import Config, load_config, save_config
-from seq2seq.device import pick_device
-from seq2seq.distributed import Ranks, process_group
 from seq2seq.errors import UserError, run_script
-from seq2seq.train import Loop, rank_model, rank_workspace, seed_everything
+from seq2seq.training.device import pick_device
+from seq2seq.training.distributed import Ranks, process_group
+from seq2seq.training.train import Loop, rank_model, rank_workspace, seed_everything
 
 
 def matmul_peak(

@@ -24,10 +24,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
+from seq2seq.data.workspace import encode  # noqa: E402
 from seq2seq.errors import run_script
-from seq2seq.evaluate import eval_split, load_run  # noqa: E402
-from seq2seq.search import Decoding, decode_corpus  # noqa: E402
-from seq2seq.workspace import encode  # noqa: E402
+from seq2seq.lab.evaluate import eval_split, load_run  # noqa: E402
+from seq2seq.model.search import Decoding, decode_corpus  # noqa: E402
 
 BIN = 10  # subwords per bin
 

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from seq2seq.config import load_config
+from seq2seq.data.synth import VERSION
 from seq2seq.errors import run_script
-from seq2seq.progress import tensorboard_command
-from seq2seq.synth import VERSION
+from seq2seq.training.progress import tensorboard_command
 
 REPO = Path(__file__).resolve().parent.parent
 MODES = ("none", "additive")

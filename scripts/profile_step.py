@@ -33,12 +33,12 @@ from bench_train import epochs_of_batches, make_loop  # scripts/ is on sys.path
 from torch.profiler import ProfilerActivity, profile
 
 from seq2seq.config import load_config
-from seq2seq.device import pick_device
-from seq2seq.distributed import Ranks
+from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
-from seq2seq.evaluate import eval_split, load_run
-from seq2seq.search import Decoding, decode_corpus
-from seq2seq.workspace import encode
+from seq2seq.lab.evaluate import eval_split, load_run
+from seq2seq.model.search import Decoding, decode_corpus
+from seq2seq.training.device import pick_device
+from seq2seq.training.distributed import Ranks
 
 
 def matmul_flops(name: str, shapes: list[list[int]]) -> int:

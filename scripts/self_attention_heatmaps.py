@@ -1,6 +1,6 @@
 """The classroom exercise: look at w[0] of one untrained self-attention layer.
 
-Runs :class:`seq2seq.attention.SingleHeadAttention` (d_model 64, d_k 16, random
+Runs :class:`seq2seq.model.attention.SingleHeadAttention` (d_model 64, d_k 16, random
 weights, fixed seed) on two inputs of eight positions and draws the weight
 matrix of the first sentence as a labelled heatmap:
 
@@ -24,8 +24,8 @@ import torch
 from torch import Tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from seq2seq.attention import SingleHeadAttention  # noqa: E402
 from seq2seq.errors import run_script
+from seq2seq.model.attention import SingleHeadAttention  # noqa: E402
 
 WORDS = "the cat saw the dog and the cat".split()
 

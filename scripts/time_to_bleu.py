@@ -24,13 +24,13 @@ from pathlib import Path
 import torch
 
 from seq2seq.config import load_config
-from seq2seq.device import pick_device
-from seq2seq.distributed import Ranks
+from seq2seq.data.workspace import load_workspace
 from seq2seq.errors import run_script
-from seq2seq.metrics import bleu
-from seq2seq.search import Decoding, decode_corpus
-from seq2seq.train import Loop, rank_model, seed_everything
-from seq2seq.workspace import load_workspace
+from seq2seq.model.search import Decoding, decode_corpus
+from seq2seq.training.device import pick_device
+from seq2seq.training.distributed import Ranks
+from seq2seq.training.metrics import bleu
+from seq2seq.training.train import Loop, rank_model, seed_everything
 
 
 class TimedLoop(Loop):

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from seq2seq import run
 from seq2seq.errors import UserError, exit_status
-from seq2seq.progress import STYLES, tensorboard_command
+from seq2seq.training.progress import STYLES, tensorboard_command
 from seq2seq.typed_yaml import Range, number, out_of_range
 
 if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
-    from seq2seq.search import Decoding
+    from seq2seq.model.search import Decoding
 
 SPLITS = ["val", "test", "val_joined", "test_joined"]
 SPLIT_HELP = "val_joined/test_joined join k = 1..4 consecutive pairs into one"
@@ -63,7 +63,7 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
 
 
 def decoding(args: argparse.Namespace) -> Decoding:
-    from seq2seq.search import Decoding
+    from seq2seq.model.search import Decoding
 
     return Decoding(args.beam, args.alpha)
 
@@ -227,13 +227,13 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
 
 
 def prepare_multi30k_command(args: argparse.Namespace) -> None:
-    from seq2seq.download import prepare_multi30k
+    from seq2seq.data.download import prepare_multi30k
 
     prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
 
 
 def prepare_synth_command(args: argparse.Namespace) -> None:
-    from seq2seq.synth import write_corpus
+    from seq2seq.data.synth import write_corpus
 
     manifest = write_corpus(args.out, seed=args.seed)
     counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
@@ -242,7 +242,7 @@ def prepare_synth_command(args: argparse.Namespace) -> None:
 
 def train_command(args: argparse.Namespace) -> None:
     from seq2seq.config import load_config
-    from seq2seq.train import resume, train
+    from seq2seq.training.train import resume, train
 
     if args.resume is not None:
         if args.overwrite:
@@ -256,7 +256,7 @@ def train_command(args: argparse.Namespace) -> None:
 
 
 def evaluate_command(args: argparse.Namespace) -> None:
-    from seq2seq.evaluate import evaluate, format_result
+    from seq2seq.lab.evaluate import evaluate, format_result
 
     result = evaluate(
         args.run_dir,
@@ -270,19 +270,19 @@ def evaluate_command(args: argparse.Namespace) -> None:
 
 
 def translate_command(args: argparse.Namespace) -> None:
-    from seq2seq.translate import main as translate_main
+    from seq2seq.lab.translate import main as translate_main
 
     translate_main(args, decoding(args))
 
 
 def experiment_command(args: argparse.Namespace) -> None:
-    from seq2seq.experiment import experiment
+    from seq2seq.lab.experiment import experiment
 
     experiment(args.file, args.jobs, args.only)
 
 
 def compare_command(args: argparse.Namespace) -> None:
-    from seq2seq.compare import compare, markdown
+    from seq2seq.lab.compare import compare, markdown
 
     results = compare(args.run_dirs, args.split, args.out, args.device, decoding(args))
     print(markdown(results))
@@ -295,7 +295,7 @@ def compare_command(args: argparse.Namespace) -> None:
 
 
 def probe_command(args: argparse.Namespace) -> None:
-    from seq2seq.probe import format_probe, probe
+    from seq2seq.lab.probe import format_probe, probe
 
     if args.sentences < 1 or args.epochs < 1:
         raise UserError("--sentences and --epochs must be at least 1")
@@ -311,8 +311,8 @@ def probe_command(args: argparse.Namespace) -> None:
         print(format_probe(results[-1]))
         print(f"wrote {run.probe_file(run_dir, args.split)} and its .png")
     if args.plot is not None:
-        from seq2seq.board import probe_figure
         from seq2seq.files import save_figure
+        from seq2seq.training.board import probe_figure
 
         save_figure(probe_figure(results), args.plot)
         print(f"wrote {args.plot}")

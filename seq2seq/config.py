@@ -224,7 +224,8 @@ class TrainConfig:
     # same update or loss up to rounding, in another kernel (docs/speed.md).
     fused_adam: bool = key(False, "Adam's fused kernel: one pass per parameter")
     fused_loss: bool = key(
-        False, "output layer + cross-entropy in cache-sized chunks (seq2seq/loss.py)"
+        False,
+        "output layer + cross-entropy in cache-sized chunks (model/loss.py)",
     )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
-from seq2seq.download import MIRROR_ENV
-from seq2seq.model import Seq2Seq, build_model
+from seq2seq.data.download import MIRROR_ENV
+from seq2seq.model.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -112,8 +112,8 @@ def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:
 def tiny_runs(root: Path, test_pairs: int) -> dict[str, Path]:
     """Tiny `none` and `additive` runs on a small synth_ende corpus (seconds)."""
     from seq2seq.config import load_config
-    from seq2seq.synth import write_corpus
-    from seq2seq.train import train
+    from seq2seq.data.synth import write_corpus
+    from seq2seq.training.train import train
 
     sizes = {"train": 300, "val": 20, "test": test_pairs}
     write_corpus(root / "corpus", seed=5, sizes=sizes)

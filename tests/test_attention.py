@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq import attention as att
+from seq2seq.model import attention as att
 
 B, S, D = 3, 6, 8
 MASK = torch.tensor(

@@ -13,12 +13,12 @@ import pytest
 import torch
 from conftest import REPO, tiny_overrides, write_parallel
 
-import seq2seq.train as train_module
+import seq2seq.training.train as train_module
 from seq2seq.cli import main
 from seq2seq.config import Config, load_config
+from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
+from seq2seq.training.train import train
 
 SOURCES = ["ein kleiner hund", "zwei katzen", "der mann liest", "ich sehe dich"]
 TARGETS = ["a small dog", "two cats", "the man reads", "i see you"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import REPO, tiny_overrides
 
-from seq2seq.synth import write_corpus
+from seq2seq.data.synth import write_corpus
 
 
 def script(name: str, *args: str) -> dict:

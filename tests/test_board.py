@@ -6,10 +6,10 @@ import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.board import word_view
 from seq2seq.config import load_config
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
+from seq2seq.data.synth import write_corpus
+from seq2seq.training.board import word_view
+from seq2seq.training.train import train
 
 
 def test_word_view_sums_source_pieces_and_averages_target_pieces() -> None:

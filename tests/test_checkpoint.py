@@ -9,9 +9,9 @@ import pytest
 import torch
 from conftest import REPO
 
-from seq2seq.checkpoint import check_matches, load_checkpoint
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
+from seq2seq.training.checkpoint import check_matches, load_checkpoint
 from seq2seq.typed_yaml import to_dict
 
 

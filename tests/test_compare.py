@@ -12,20 +12,20 @@ import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.compare import (
+from seq2seq.config import load_config, save_config
+from seq2seq.data.synth import write_corpus
+from seq2seq.errors import UserError
+from seq2seq.lab.compare import (
     ablation_drops,
     compare,
     rows,
     significance_markdown,
     training_summary,
 )
-from seq2seq.config import load_config, save_config
-from seq2seq.errors import UserError
-from seq2seq.evaluate import cached_evaluate, evaluate
-from seq2seq.search import Decoding
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
-from seq2seq.validate import improves
+from seq2seq.lab.evaluate import cached_evaluate, evaluate
+from seq2seq.model.search import Decoding
+from seq2seq.training.train import train
+from seq2seq.training.validate import improves
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ import torch
 from conftest import REPO, tiny_overrides
 
 from seq2seq.config import load_config
-from seq2seq.curriculum import Curriculum
+from seq2seq.data.curriculum import Curriculum
+from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
+from seq2seq.training.train import train
 
 LENGTHS = [3, 4, 5, 6, 8, 10, 12, 15, 20, 30]  # source lengths of 10 pairs
 

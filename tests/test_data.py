@@ -10,9 +10,9 @@ import torch
 from conftest import write_parallel
 
 from seq2seq.config import SplitFiles
-from seq2seq.data import bucket_batches, collate, load_split, read_lines
+from seq2seq.data.corpus import bucket_batches, collate, load_split, read_lines
+from seq2seq.data.tokenizer import BOS, EOS, PAD
 from seq2seq.errors import UserError
-from seq2seq.tokenizer import BOS, EOS, PAD
 
 
 def test_gzip_and_crlf_are_read(tmp_path: Path) -> None:

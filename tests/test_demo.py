@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import REPO, tiny_overrides
 
-from seq2seq.synth import write_corpus
+from seq2seq.data.synth import write_corpus
 
 
 def test_the_demo_prints_its_table_and_writes_its_pictures(tmp_path: Path) -> None:

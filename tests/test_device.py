@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
-from seq2seq.device import pick_device
 from seq2seq.errors import UserError
+from seq2seq.training.device import pick_device
 
 
 def test_pick_device() -> None:
@@ -28,7 +28,7 @@ def test_missing_cuda_is_a_user_error() -> None:
 
 PROBE = """
 import sys, torch
-from seq2seq.device import keep_freed_memory
+from seq2seq.training.device import keep_freed_memory
 if sys.argv[1] == "keep":
     assert keep_freed_memory()
 def rss_mb():

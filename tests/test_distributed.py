@@ -13,9 +13,9 @@ import torch
 from conftest import REPO, tiny_overrides
 
 from seq2seq.config import load_config
-from seq2seq.distributed import Ranks
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
+from seq2seq.data.synth import write_corpus
+from seq2seq.training.distributed import Ranks
+from seq2seq.training.train import train
 
 # 2 processes average gradients in another order than 1 process sums them;
 # after 12 Adam steps the weights (|w| up to ~1) differ by ~1e-7 here.

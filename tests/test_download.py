@@ -1,4 +1,4 @@
-"""Tests for seq2seq.download: mirror copies, HTTP downloads, and failure cleanup."""
+"""seq2seq.data.download: mirror copies, HTTP downloads and failure cleanup."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import MULTI30K_MIRROR
 
-from seq2seq import download
-from seq2seq.download import (
+from seq2seq.data import download
+from seq2seq.data.download import (
     CHECKSUMS,
     MIRROR_ENV,
     multi30k_files,

@@ -13,10 +13,11 @@ import pytest
 import torch
 from conftest import REPO, tiny_overrides
 
-from seq2seq import experiment as experiment_module
 from seq2seq.config import load_config
+from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
-from seq2seq.experiment import (
+from seq2seq.lab import experiment as experiment_module
+from seq2seq.lab.experiment import (
     Job,
     commands,
     experiment,
@@ -24,7 +25,6 @@ from seq2seq.experiment import (
     plan,
     run_jobs,
 )
-from seq2seq.synth import write_corpus
 
 
 def write_experiment(tmp_path: Path) -> Path:

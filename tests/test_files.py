@@ -14,11 +14,11 @@ import torch
 from conftest import REPO, tiny_overrides
 
 from seq2seq import files
-from seq2seq.checkpoint import load_checkpoint
 from seq2seq.cli import main
 from seq2seq.config import load_config
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
+from seq2seq.data.synth import write_corpus
+from seq2seq.training.checkpoint import load_checkpoint
+from seq2seq.training.train import train
 
 
 def full_disk(*args, **kwargs):
@@ -186,7 +186,7 @@ def test_a_full_disk_under_tensorboard_names_the_event_file(
 
     from tensorboard.summary.writer import record_writer
 
-    from seq2seq.board import Board
+    from seq2seq.training.board import Board
 
     board = Board(tmp_path)
     monkeypatch.setattr(record_writer.RecordWriter, "write", full_disk)

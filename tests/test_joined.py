@@ -9,9 +9,9 @@ import pytest
 from conftest import MULTI30K_MIRROR, write_parallel
 
 from seq2seq.config import DataConfig, SplitFiles
-from seq2seq.data import Split, load_corpus, load_split
-from seq2seq.joined import base_split, groups, join
-from seq2seq.synth import write_corpus
+from seq2seq.data.corpus import Split, load_corpus, load_split
+from seq2seq.data.joined import base_split, groups, join
+from seq2seq.data.synth import write_corpus
 
 
 def test_groups_cycle_one_to_k_and_cover_every_index_once() -> None:

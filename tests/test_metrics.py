@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from seq2seq.metrics import (
+from seq2seq.training.metrics import (
     aer,
     alignment_from_attention,
     bleu,
@@ -73,7 +73,7 @@ def test_aer() -> None:
 
 
 def test_attention_stats_on_known_weights() -> None:
-    from seq2seq.metrics import attention_stats
+    from seq2seq.training.metrics import attention_stats
 
     # one sentence: 3 source positions (last = EOS), 3 target rows, third is padding
     w = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]])

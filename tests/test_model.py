@@ -7,9 +7,9 @@ import torch
 from conftest import MODES, tiny_model
 
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
-from seq2seq.model import build_model, loss_sum
-from seq2seq.search import decode_corpus, greedy
-from seq2seq.tokenizer import BOS, EOS
+from seq2seq.data.tokenizer import BOS, EOS
+from seq2seq.model.model import build_model, loss_sum
+from seq2seq.model.search import decode_corpus, greedy
 
 
 @pytest.mark.parametrize("rnn", ["gru", "lstm"])

@@ -12,7 +12,7 @@ from conftest import tiny_runs
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.cli import main
-from seq2seq.probe import (
+from seq2seq.lab.probe import (
     Examples,
     by_position,
     by_relative_position,

@@ -11,8 +11,8 @@ from pathlib import Path
 from conftest import REPO, tiny_overrides
 
 from seq2seq.cli import main
-from seq2seq.progress import Progress, tensorboard_command
-from seq2seq.synth import write_corpus
+from seq2seq.data.synth import write_corpus
+from seq2seq.training.progress import Progress, tensorboard_command
 
 
 def test_log_lines_name_the_run_and_never_rewrite_a_line(capsys) -> None:
@@ -69,7 +69,8 @@ def test_train_in_a_log_prints_labelled_lines(tmp_path: Path, capsys) -> None:
 def test_the_tensorboard_command_runs_as_printed_without_the_venv_on_path() -> None:
     env = dict(os.environ, PATH="/usr/bin:/bin")
     code = (
-        "from pathlib import Path; from seq2seq.progress import tensorboard_command;"
+        "from pathlib import Path; "
+        "from seq2seq.training.progress import tensorboard_command; "
         "print(tensorboard_command(Path('runs/demo')))"
     )
     printed = subprocess.run(

@@ -18,11 +18,11 @@ import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-import seq2seq.checkpoint as checkpoint
-from seq2seq.checkpoint import atomic_save, load_checkpoint
+import seq2seq.training.checkpoint as checkpoint
 from seq2seq.cli import main
-from seq2seq.synth import write_corpus
-from seq2seq.validate import read_history
+from seq2seq.data.synth import write_corpus
+from seq2seq.training.checkpoint import atomic_save, load_checkpoint
+from seq2seq.training.validate import read_history
 
 STEPS = 60  # 93 batches per epoch here: the kill lands inside epoch 1
 KILL_AFTER = 20  # steps on disk in last.pt before the kill

@@ -20,9 +20,9 @@ SPELT = re.compile(
 
 def test_no_other_module_spells_a_run_file() -> None:
     found = [
-        f"{path.name}:{n}: {line.strip()}"
+        f"{path.relative_to(REPO)}:{n}: {line.strip()}"
         for path in sorted(
-            [*(REPO / "seq2seq").glob("*.py"), *(REPO / "scripts").glob("*.py")]
+            [*(REPO / "seq2seq").rglob("*.py"), *(REPO / "scripts").rglob("*.py")]
         )
         if path.name not in ("run.py", "tokenizer.py")  # tokenizer: its own cache
         for n, line in enumerate(path.read_text().splitlines(), 1)

@@ -17,10 +17,10 @@ import pytest
 import torch
 
 from seq2seq.cli import main
-from seq2seq.data import collate
-from seq2seq.evaluate import eval_split, load_run
-from seq2seq.model import loss_sum
-from seq2seq.workspace import encode
+from seq2seq.data.corpus import collate
+from seq2seq.data.workspace import encode
+from seq2seq.lab.evaluate import eval_split, load_run
+from seq2seq.model.model import loss_sum
 
 FIXTURE = Path(__file__).parent / "fixtures" / "saved_run"
 

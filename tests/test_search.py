@@ -7,8 +7,9 @@ import pytest
 import torch
 from conftest import MODES, tiny_model
 
-from seq2seq.data import collate
-from seq2seq.search import (
+from seq2seq.data.corpus import collate
+from seq2seq.data.tokenizer import BOS, EOS
+from seq2seq.model.search import (
     Decoding,
     beam_search,
     best_continuations,
@@ -16,7 +17,6 @@ from seq2seq.search import (
     greedy,
     max_output_len,
 )
-from seq2seq.tokenizer import BOS, EOS
 
 SOURCES = [[5, 6, 7, 8], [9, 10], [5, 9, 11, 12, 13, 14, 6], [7], [8, 8, 8]]
 

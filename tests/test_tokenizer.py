@@ -9,8 +9,7 @@ import pytest
 import sentencepiece as spm
 
 from seq2seq.config import TokenizerConfig
-from seq2seq.errors import UserError
-from seq2seq.tokenizer import (
+from seq2seq.data.tokenizer import (
     BOS,
     EOS,
     PAD,
@@ -19,6 +18,7 @@ from seq2seq.tokenizer import (
     cache_dir,
     word_index,
 )
+from seq2seq.errors import UserError
 
 WORDS = "der die das Hund Katze Haus sieht läuft schnell groß klein rot grün".split()
 

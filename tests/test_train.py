@@ -18,10 +18,10 @@ from conftest import REPO, overrides, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.config import load_config
+from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
-from seq2seq.evaluate import evaluate
-from seq2seq.synth import write_corpus
-from seq2seq.train import train
+from seq2seq.lab.evaluate import evaluate
+from seq2seq.training.train import train
 
 MAX_WORDS = 30  # short enough to train in a minute, long enough to show the bottleneck
 STEPS = 800  # attention "clicks" around step 500 with these settings

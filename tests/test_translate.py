@@ -14,10 +14,10 @@ import torch
 from conftest import REPO, tiny_runs
 
 from seq2seq.cli import main
-from seq2seq.search import Hypothesis
-from seq2seq.tokenizer import word_index
-from seq2seq.translate import pharaoh, prompt_lines
-from seq2seq.workspace import run_tokenizer
+from seq2seq.data.tokenizer import word_index
+from seq2seq.data.workspace import run_tokenizer
+from seq2seq.lab.translate import pharaoh, prompt_lines
+from seq2seq.model.search import Hypothesis
 
 LONG = " ".join(["the"] * 300)
 
@@ -175,7 +175,7 @@ def test_output_paths_are_checked_before_decoding(
     def no_decoding(*args, **kwargs):
         raise AssertionError("decoded before checking the output path")
 
-    monkeypatch.setattr("seq2seq.translate.translate_batch", no_decoding)
+    monkeypatch.setattr("seq2seq.lab.translate.translate_batch", no_decoding)
     folder = source.parent / "outdir"
     folder.mkdir()
     (folder / "kept.txt").write_text("keep me\n")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from seq2seq.attention import Attention
-from seq2seq.tokenizer import PAD
+from seq2seq.data.tokenizer import PAD
+from seq2seq.model.attention import Attention
 
 
 @dataclass
@@ -123,7 +123,7 @@ class Decoder(nn.Module):
 
     def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
-        and the weights (B, T, S). ``logits`` (or the loss, seq2seq.loss) takes
+        and the weights (B, T, S). ``logits`` (or the loss, seq2seq.model.loss) takes
         h~ on to the vocabulary."""
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps

@@ -28,15 +28,13 @@ from typing import Any, BinaryIO, TextIO
 
 import torch
 
-from seq2seq.board import heatmap
-from seq2seq.data import collate, read_lines
-from seq2seq.device import pick_device
+from seq2seq.data.corpus import collate, read_lines
+from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.errors import UserError
-from seq2seq.evaluate import load_run
 from seq2seq.files import naming, save_figure
-from seq2seq.metrics import alignment_from_attention
-from seq2seq.model import Seq2Seq
-from seq2seq.search import (
+from seq2seq.lab.evaluate import load_run
+from seq2seq.model.model import Seq2Seq
+from seq2seq.model.search import (
     GREEDY,
     Decoding,
     Hypothesis,
@@ -44,7 +42,9 @@ from seq2seq.search import (
     check_search_fits,
     greedy,
 )
-from seq2seq.tokenizer import Tokenizer, word_index
+from seq2seq.training.board import heatmap
+from seq2seq.training.device import pick_device
+from seq2seq.training.metrics import alignment_from_attention
 
 MAX_SOURCE_PIECES = 250  # longer inputs are cut here (with a warning)
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from seq2seq.attention import Attention, attend
 from seq2seq.errors import UserError
-from seq2seq.model import Seq2Seq
+from seq2seq.model.attention import Attention, attend
+from seq2seq.model.model import Seq2Seq
 
 KINDS = ("uniform", "shuffle", "none")
 

@@ -25,8 +25,8 @@ from torch import Tensor  # noqa: E402
 from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 from torch.utils.tensorboard.summary import hparams  # noqa: E402
 
+from seq2seq.data.tokenizer import word_index  # noqa: E402
 from seq2seq.files import naming, quiet_event_writer_threads, save_figure
-from seq2seq.tokenizer import word_index  # noqa: E402
 
 EOS_LABEL = "</s>"  # the end-of-sentence row/column of a heatmap
 

@@ -25,26 +25,26 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from seq2seq import run
-from seq2seq.board import Board
-from seq2seq.checkpoint import (
+from seq2seq.config import Config, save_config
+from seq2seq.data.corpus import Batch, bucket_batches, collate
+from seq2seq.data.curriculum import Curriculum
+from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
+from seq2seq.errors import UserError
+from seq2seq.model.model import Seq2Seq, build_model, loss_sum
+from seq2seq.training.board import Board
+from seq2seq.training.checkpoint import (
     atomic_save,
     check_matches,
     load_checkpoint,
     rng_state,
     set_rng_state,
 )
-from seq2seq.config import Config, save_config
-from seq2seq.curriculum import Curriculum
-from seq2seq.data import Batch, bucket_batches, collate
-from seq2seq.device import autocast, check_fits, pick_device
-from seq2seq.distributed import Ranks, process_group
-from seq2seq.errors import UserError
-from seq2seq.model import Seq2Seq, build_model, loss_sum
-from seq2seq.progress import Progress
-from seq2seq.schedule import LRSchedule
+from seq2seq.training.device import autocast, check_fits, pick_device
+from seq2seq.training.distributed import Ranks, process_group
+from seq2seq.training.progress import Progress
+from seq2seq.training.schedule import LRSchedule
+from seq2seq.training.validate import Validator, improves
 from seq2seq.typed_yaml import to_dict
-from seq2seq.validate import Validator, improves
-from seq2seq.workspace import Workspace, load_workspace, run_tokenizer
 
 
 def seed_everything(seed: int) -> None:
@@ -89,7 +89,7 @@ def train(
     progress: str = "auto",
 ) -> Path:
     """Train a model from ``cfg``; returns the run directory. ``progress``:
-    one of :data:`seq2seq.progress.STYLES`."""
+    one of :data:`seq2seq.training.progress.STYLES`."""
     run_dir, made = cfg.run_dir, False
     with process_group(pick_device(device_name)) as ranks:
         try:

@@ -19,23 +19,23 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from seq2seq import run
-from seq2seq.ablate import KINDS
-from seq2seq.board import Board
 from seq2seq.config import SplitFiles, load_config
-from seq2seq.data import read_lines
+from seq2seq.data.corpus import read_lines
+from seq2seq.data.joined import Joined
 from seq2seq.errors import UserError
-from seq2seq.evaluate import (
+from seq2seq.files import atomic_write, save_figure
+from seq2seq.lab.ablate import KINDS
+from seq2seq.lab.evaluate import (
     cached_evaluate,
     eval_split,
     read_eval_pairs,
     split_files,
 )
-from seq2seq.files import atomic_write, save_figure
-from seq2seq.joined import Joined
-from seq2seq.metrics import length_buckets, paired_bootstrap
-from seq2seq.search import GREEDY, Decoding
+from seq2seq.model.search import GREEDY, Decoding
+from seq2seq.training.board import Board
+from seq2seq.training.metrics import length_buckets, paired_bootstrap
+from seq2seq.training.validate import improves, read_history
 from seq2seq.typed_yaml import read_yaml
-from seq2seq.validate import improves, read_history
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
 

@@ -35,13 +35,13 @@ from torch import Tensor, nn
 
 from seq2seq import run
 from seq2seq.config import Config
-from seq2seq.data import Split, bucket_batches, collate, load_split
-from seq2seq.evaluate import cached_evaluate, eval_split, load_run
+from seq2seq.data.corpus import Split, bucket_batches, collate, load_split
+from seq2seq.data.tokenizer import Tokenizer, word_index
+from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write
-from seq2seq.metrics import length_buckets
-from seq2seq.model import Seq2Seq
-from seq2seq.tokenizer import Tokenizer, word_index
-from seq2seq.workspace import Encoded, encode
+from seq2seq.lab.evaluate import cached_evaluate, eval_split, load_run
+from seq2seq.model.model import Seq2Seq
+from seq2seq.training.metrics import length_buckets
 
 
 @dataclass
@@ -244,7 +244,9 @@ def probe(
         "output_by_position": output_recall(hyps, data.split.tgt),
     }
     atomic_write(run.probe_file(run_dir, split), json.dumps(result, indent=2) + "\n")
-    from seq2seq.board import log_probe  # matplotlib and TensorBoard, only here
+    from seq2seq.training.board import (
+        log_probe,  # matplotlib and TensorBoard, only here
+    )
 
     log_probe(run_dir, result, run.probe_file(run_dir, split, ".png"))
     return result

@@ -18,9 +18,9 @@ import torch
 from torch import Tensor
 
 from seq2seq.config import DataConfig, SplitFiles
+from seq2seq.data.joined import join
+from seq2seq.data.tokenizer import BOS, EOS, PAD
 from seq2seq.errors import UserError
-from seq2seq.joined import join
-from seq2seq.tokenizer import BOS, EOS, PAD
 
 Alignment = list[tuple[int, int]]  # (source word, target word) links
 

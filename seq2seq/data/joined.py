@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # data.py imports this module to join training pairs
-    from seq2seq.data import Alignment, Split
+    from seq2seq.data.corpus import Alignment, Split
 
 SUFFIX = "_joined"
 MAX_K = 4  # the evaluation set joins 1..4 pairs

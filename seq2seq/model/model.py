@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from seq2seq import attention as att
 from seq2seq.config import ModelConfig
-from seq2seq.decoder import Decoder, Memory
-from seq2seq.encoder import Encoder
-from seq2seq.loss import cross_entropy, fused_cross_entropy
-from seq2seq.tokenizer import PAD
+from seq2seq.data.tokenizer import PAD
+from seq2seq.model import attention as att
+from seq2seq.model.decoder import Decoder, Memory
+from seq2seq.model.encoder import Encoder
+from seq2seq.model.loss import cross_entropy, fused_cross_entropy
 
 
 class Seq2Seq(nn.Module):
@@ -53,7 +53,7 @@ def loss_sum(
 ) -> tuple[Tensor, Tensor | None]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
     the attention weights (B, T, S) or None. ``model`` may be wrapped in
-    DistributedDataParallel; ``fused`` picks seq2seq.loss's chunked loss."""
+    DistributedDataParallel; ``fused`` picks seq2seq.model.loss's chunked loss."""
     attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
     decoder = getattr(model, "module", model).decoder  # DDP keeps it in .module
     h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)

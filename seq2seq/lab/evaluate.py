@@ -15,15 +15,20 @@ from typing import Any
 
 import torch
 
-from seq2seq import joined, run
-from seq2seq.ablate import ablate
-from seq2seq.checkpoint import check_matches, load_checkpoint, saved_step
+from seq2seq import run
 from seq2seq.config import Config, SplitFiles, load_config
-from seq2seq.data import bucket_batches, collate, load_split
-from seq2seq.device import autocast, pick_device
+from seq2seq.data import joined
+from seq2seq.data.corpus import bucket_batches, collate, load_split
+from seq2seq.data.tokenizer import Tokenizer
+from seq2seq.data.workspace import Encoded, encode, run_tokenizer
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
-from seq2seq.metrics import (
+from seq2seq.lab.ablate import ablate
+from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.model.search import GREEDY, Decoding, decode_corpus
+from seq2seq.training.checkpoint import check_matches, load_checkpoint, saved_step
+from seq2seq.training.device import autocast, pick_device
+from seq2seq.training.metrics import (
     aer,
     batch_alignments,
     bleu,
@@ -31,10 +36,6 @@ from seq2seq.metrics import (
     bleu_by_sentences,
     chrf,
 )
-from seq2seq.model import Seq2Seq, build_model
-from seq2seq.search import GREEDY, Decoding, decode_corpus
-from seq2seq.tokenizer import Tokenizer
-from seq2seq.workspace import Encoded, encode, run_tokenizer
 
 
 def load_run(

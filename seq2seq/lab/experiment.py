@@ -39,11 +39,11 @@ from itertools import pairwise
 from pathlib import Path
 
 from seq2seq import run
-from seq2seq.checkpoint import config_differences, load_checkpoint, lookup
-from seq2seq.compare import compare, markdown
 from seq2seq.config import Config, check_run_name, load_config
 from seq2seq.errors import UserError
-from seq2seq.evaluate import saved_evaluation
+from seq2seq.lab.compare import compare, markdown
+from seq2seq.lab.evaluate import saved_evaluation
+from seq2seq.training.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.typed_yaml import build, read_yaml, to_dict
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from seq2seq.data import bucket_batches, collate
-from seq2seq.decoder import DecoderState, Memory
-from seq2seq.device import check_fits
+from seq2seq.data.corpus import bucket_batches, collate
+from seq2seq.data.tokenizer import BOS, EOS
 from seq2seq.errors import UserError
-from seq2seq.model import Seq2Seq
-from seq2seq.tokenizer import BOS, EOS
+from seq2seq.model.decoder import DecoderState, Memory
+from seq2seq.model.model import Seq2Seq
+from seq2seq.training.device import check_fits
 
 
 @dataclass

@@ -12,12 +12,16 @@ from typing import Any
 import torch
 
 from seq2seq import run
-from seq2seq.board import Board, Probe, pick_probes, samples_markdown
 from seq2seq.config import Config
-from seq2seq.data import bucket_batches, collate
-from seq2seq.device import autocast
+from seq2seq.data.corpus import bucket_batches, collate
+from seq2seq.data.tokenizer import PAD
+from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
-from seq2seq.metrics import (
+from seq2seq.model.model import Seq2Seq, describe, loss_sum
+from seq2seq.model.search import decode_corpus
+from seq2seq.training.board import Board, Probe, pick_probes, samples_markdown
+from seq2seq.training.device import autocast
+from seq2seq.training.metrics import (
     aer,
     attention_stats,
     batch_alignments,
@@ -25,10 +29,6 @@ from seq2seq.metrics import (
     chrf,
     sentence_bleu,
 )
-from seq2seq.model import Seq2Seq, describe, loss_sum
-from seq2seq.search import decode_corpus
-from seq2seq.tokenizer import PAD
-from seq2seq.workspace import Workspace
 
 
 class Validator:
