@@ -36,10 +36,11 @@ tensorboard: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-## Lint and format check (ruff, 88 columns).
+## Lint, format check (ruff, 88 columns) and the import contracts (import-linter).
 check: $(STAMP)
 	$(VENV)/bin/ruff check seq2seq tests scripts
 	$(VENV)/bin/ruff format --check seq2seq tests scripts
+	$(VENV)/bin/lint-imports --no-cache
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format seq2seq tests scripts

@@ -18,10 +18,12 @@ from pathlib import Path
 
 import torch
 
+from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
-from seq2seq.lab.evaluate import eval_split, load_run
-from seq2seq.model.search import Decoding, decode_corpus
+from seq2seq.lab.evaluate import load_run
+from seq2seq.model.search import Decoding
+from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.metrics import bleu
 
@@ -40,7 +42,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     cfg, tok, model, _ = load_run(args.run_dir, args.checkpoint, device)
-    data = encode(eval_split(cfg, args.split).split, tok)
+    data = encode(load_split(cfg.data, args.split), tok)
     out = {"run": str(args.run_dir), "split": args.split, "batch": args.batch}
     out |= {"threads": torch.get_num_threads(), "sentences": len(data.src_ids)}
     for beam in args.beam or [1, 5]:

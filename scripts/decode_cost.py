@@ -24,10 +24,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
+from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode  # noqa: E402
 from seq2seq.errors import run_script
-from seq2seq.lab.evaluate import eval_split, load_run  # noqa: E402
-from seq2seq.model.search import Decoding, decode_corpus  # noqa: E402
+from seq2seq.lab.evaluate import load_run  # noqa: E402
+from seq2seq.model.search import Decoding
+from seq2seq.training.decoding import decode_corpus  # noqa: E402
 
 BIN = 10  # subwords per bin
 
@@ -37,7 +39,7 @@ def timings(
 ) -> list[tuple[int, float, float]]:
     """(source subwords, ms per sentence, ms per output token) per sentence."""
     cfg, tok, model, _ = load_run(run, checkpoint)
-    ids = encode(eval_split(cfg, split).split, tok).src_ids
+    ids = encode(load_split(cfg.data, split), tok).src_ids
     cpu, ratio = torch.device("cpu"), cfg.eval.max_len_ratio
     decode_corpus(model, ids[:4], 1, ratio, cpu, decoding)  # warm-up
     out = []

@@ -33,10 +33,12 @@ from bench_train import epochs_of_batches, make_loop  # scripts/ is on sys.path
 from torch.profiler import ProfilerActivity, profile
 
 from seq2seq.config import load_config
+from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
-from seq2seq.lab.evaluate import eval_split, load_run
-from seq2seq.model.search import Decoding, decode_corpus
+from seq2seq.lab.evaluate import load_run
+from seq2seq.model.search import Decoding
+from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks
 
@@ -116,7 +118,7 @@ def profile_train(args: argparse.Namespace, device: torch.device) -> dict:
 
 def profile_decode(args: argparse.Namespace, device: torch.device) -> dict:
     cfg, tok, model, _ = load_run(args.run_dir, "last", device)
-    sources = encode(eval_split(cfg, "test").split, tok).src_ids
+    sources = encode(load_split(cfg.data, "test"), tok).src_ids
     decoding, ratio = Decoding(args.beam), cfg.eval.max_len_ratio
     decode_corpus(model, sources[: args.batch], args.batch, ratio, device, decoding)
 

@@ -26,7 +26,8 @@ import torch
 from seq2seq.config import load_config
 from seq2seq.data.workspace import load_workspace
 from seq2seq.errors import run_script
-from seq2seq.model.search import Decoding, decode_corpus
+from seq2seq.model.search import Decoding
+from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks
 from seq2seq.training.metrics import bleu

@@ -6,11 +6,11 @@ import pytest
 import torch
 from conftest import tiny_model
 
-from seq2seq.data.tokenizer import EOS
 from seq2seq.errors import UserError
 from seq2seq.lab import ablate as ab
 from seq2seq.model.attention import Additive
 from seq2seq.model.search import greedy
+from seq2seq.specials import EOS
 
 MASK = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], dtype=torch.bool)
 

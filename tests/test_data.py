@@ -10,9 +10,11 @@ import torch
 from conftest import write_parallel
 
 from seq2seq.config import SplitFiles
-from seq2seq.data.corpus import bucket_batches, collate, load_split, read_lines
-from seq2seq.data.tokenizer import BOS, EOS, PAD
+from seq2seq.data.batching import bucket_batches, collate
+from seq2seq.data.corpus import build_split
+from seq2seq.data.parallel import read_lines
 from seq2seq.errors import UserError
+from seq2seq.specials import BOS, EOS, PAD
 
 
 def test_gzip_and_crlf_are_read(tmp_path: Path) -> None:
@@ -25,24 +27,24 @@ def test_gzip_and_crlf_are_read(tmp_path: Path) -> None:
 def test_line_count_mismatch_names_both_files(tmp_path: Path) -> None:
     s, t = write_parallel(tmp_path, "x", ["a", "b", "c"], ["a", "b"])
     with pytest.raises(UserError, match=r"x.src has 3 lines but .*x.tgt has 2"):
-        load_split(SplitFiles(str(s), str(t)), "train")
+        build_split(SplitFiles(str(s), str(t)), "train")
 
 
 def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
     s, t = write_parallel(tmp_path, "x", ["a", "b", "c"], ["a", "b", "c"])
     s.write_bytes(b"a\nb\n\xff\xfe\n")
     with pytest.raises(UserError, match=r"x.src:3: not valid UTF-8"):
-        load_split(SplitFiles(str(s), str(t)), "train")
+        build_split(SplitFiles(str(s), str(t)), "train")
 
 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="nope.src: file not found"):
-        load_split(SplitFiles(str(tmp_path / "nope.src"), "x"), "train")
+        build_split(SplitFiles(str(tmp_path / "nope.src"), "x"), "train")
 
 
 def test_empty_sides_dropped_with_count(tmp_path: Path, capsys) -> None:
     s, t = write_parallel(tmp_path, "x", ["a", "", "c", "d"], ["a", "b", " ", "d"])
-    split = load_split(SplitFiles(str(s), str(t)), "train")
+    split = build_split(SplitFiles(str(s), str(t)), "train")
     assert split.src == ["a", "d"]
     assert "dropped 2 pairs" in capsys.readouterr().err
 
@@ -50,14 +52,14 @@ def test_empty_sides_dropped_with_count(tmp_path: Path, capsys) -> None:
 def test_all_empty_is_an_error(tmp_path: Path) -> None:
     s, t = write_parallel(tmp_path, "x", ["", "a"], ["b", ""])
     with pytest.raises(UserError, match="no usable sentence pairs"):
-        load_split(SplitFiles(str(s), str(t)), "train")
+        build_split(SplitFiles(str(s), str(t)), "train")
 
 
 def test_length_filter_only_when_asked(tmp_path: Path) -> None:
     s, t = write_parallel(tmp_path, "x", ["a b c", "a"], ["a", "a b c d"])
-    assert len(load_split(SplitFiles(str(s), str(t)), "val")) == 2
-    assert len(load_split(SplitFiles(str(s), str(t)), "train", 2, 10)) == 1
-    assert len(load_split(SplitFiles(str(s), str(t)), "train", 10, 3)) == 1
+    assert len(build_split(SplitFiles(str(s), str(t)), "val")) == 2
+    assert len(build_split(SplitFiles(str(s), str(t)), "train", max_words=(2, 10))) == 1
+    assert len(build_split(SplitFiles(str(s), str(t)), "train", max_words=(10, 3))) == 1
 
 
 def test_bad_alignment_file(tmp_path: Path) -> None:
@@ -65,10 +67,10 @@ def test_bad_alignment_file(tmp_path: Path) -> None:
     align = tmp_path / "x.align"
     align.write_text("0-0 1:2\n")
     with pytest.raises(UserError, match=r"x.align:1: not a Pharaoh alignment"):
-        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+        build_split(SplitFiles(str(s), str(t), str(align)), "test")
     align.write_text("0-0-1\n")
     with pytest.raises(UserError, match=r"x.align:1: not a Pharaoh alignment"):
-        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+        build_split(SplitFiles(str(s), str(t), str(align)), "test")
 
 
 def test_alignment_links_outside_the_pair_are_refused(tmp_path: Path) -> None:
@@ -80,12 +82,12 @@ def test_alignment_links_outside_the_pair_are_refused(tmp_path: Path) -> None:
         r"1 target words"
     )
     with pytest.raises(UserError, match=message):
-        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+        build_split(SplitFiles(str(s), str(t), str(align)), "test")
     align.write_text("0-0 1-2\n2-1\n")  # target word 1 of a one-word target
     with pytest.raises(UserError, match=r"x.align:2: link 2-1 is outside"):
-        load_split(SplitFiles(str(s), str(t), str(align)), "test")
+        build_split(SplitFiles(str(s), str(t), str(align)), "test")
     align.write_text("0-0 1-2\n2-0\n")
-    assert load_split(SplitFiles(str(s), str(t), str(align)), "test").align == [
+    assert build_split(SplitFiles(str(s), str(t), str(align)), "test").align == [
         [(0, 0), (1, 2)],
         [(2, 0)],
     ]

@@ -9,8 +9,9 @@ import pytest
 from conftest import MULTI30K_MIRROR, write_parallel
 
 from seq2seq.config import DataConfig, SplitFiles
-from seq2seq.data.corpus import Split, load_corpus, load_split
+from seq2seq.data.corpus import build_split, load_corpus
 from seq2seq.data.joined import base_split, groups, join
+from seq2seq.data.parallel import Split
 from seq2seq.data.synth import write_corpus
 
 
@@ -33,11 +34,11 @@ def test_join_concatenates_text_and_shifts_alignments() -> None:
     )
     joined = join(split, max_k=2)
     assert joined.groups == [[0], [1, 2], [3]]
-    assert joined.split.name == "test_joined"
-    assert joined.split.src == ["a b", "c d e f", "g"]
-    assert joined.split.tgt == ["A B", "C C D", "G"]
+    assert joined.name == "test_joined"
+    assert joined.src == ["a b", "c d e f", "g"]
+    assert joined.tgt == ["A B", "C C D", "G"]
     # "c"-"C C" keeps (0,0),(0,1); "f"-"D" moves from (2,0) to (3,2).
-    assert joined.split.align[1] == [(0, 0), (0, 1), (3, 2)]
+    assert joined.align[1] == [(0, 0), (0, 1), (3, 2)]
 
 
 def test_joined_alignments_point_at_the_same_words(tmp_path: Path) -> None:
@@ -47,18 +48,18 @@ def test_joined_alignments_point_at_the_same_words(tmp_path: Path) -> None:
         str(tmp_path / "test.de"),
         str(tmp_path / "test.align"),
     )
-    split = load_split(files, "test")
+    split = build_split(files, "test")
     joined = join(split)
-    assert len(joined.split) == 16
+    assert len(joined) == 16
     for row, group in enumerate(joined.groups):
-        src = joined.split.src[row].split()
-        tgt = joined.split.tgt[row].split()
+        src = joined.src[row].split()
+        tgt = joined.tgt[row].split()
         want = [
             (split.src[i].split()[s], split.tgt[i].split()[t])
             for i in group
             for s, t in split.align[i]
         ]
-        assert [(src[s], tgt[t]) for s, t in joined.split.align[row]] == want
+        assert [(src[s], tgt[t]) for s, t in joined.align[row]] == want
 
 
 def test_base_split_names() -> None:
@@ -101,8 +102,8 @@ def test_joined_multi30k_test_reaches_long_natural_sentences() -> None:
 
     src, tgt = lines("test_2016_flickr.de.gz"), lines("test_2016_flickr.en.gz")
     joined = join(Split("test", src, tgt))
-    assert len(joined.split) == 400
+    assert len(joined) == 400
     assert [sum(len(g) == k for g in joined.groups) for k in (1, 2, 3, 4)] == [100] * 4
-    lengths = [len(s.split()) for s in joined.split.src]
+    lengths = [len(s.split()) for s in joined.src]
     assert max(lengths) >= 60 and sum(x > 40 for x in lengths) >= 50
-    assert joined.split.src[1] == f"{src[1]} {src[2]}"
+    assert joined.src[1] == f"{src[1]} {src[2]}"

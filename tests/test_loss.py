@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from seq2seq.data.tokenizer import PAD
 from seq2seq.model import loss as loss_mod
 from seq2seq.model.loss import cross_entropy, fused_cross_entropy
+from seq2seq.specials import PAD
 
 
 def problem(n: int = 37, hidden: int = 12, vocab: int = 50, seed: int = 0):

@@ -7,9 +7,10 @@ import torch
 from conftest import MODES, tiny_model
 
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
-from seq2seq.data.tokenizer import BOS, EOS
 from seq2seq.model.model import build_model, loss_sum
-from seq2seq.model.search import decode_corpus, greedy
+from seq2seq.model.search import greedy
+from seq2seq.specials import BOS, EOS
+from seq2seq.training.decoding import decode_corpus
 
 
 @pytest.mark.parametrize("rnn", ["gru", "lstm"])

@@ -17,9 +17,10 @@ import pytest
 import torch
 
 from seq2seq.cli import main
-from seq2seq.data.corpus import collate
+from seq2seq.data.batching import collate
+from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
-from seq2seq.lab.evaluate import eval_split, load_run
+from seq2seq.lab.evaluate import load_run
 from seq2seq.model.model import loss_sum
 
 FIXTURE = Path(__file__).parent / "fixtures" / "saved_run"
@@ -41,7 +42,7 @@ def test_the_saved_weights_give_the_losses_the_old_code_computed(saved: Path) ->
     expected = json.loads(Path("expected.json").read_text())
     cfg, tok, model, payload = load_run(saved)
     assert payload["state"]["step"] == expected["step"]
-    data = encode(eval_split(cfg, "test").split, tok)
+    data = encode(load_split(cfg.data, "test"), tok)
     got = []
     with torch.no_grad():
         for i in range(len(data.src_ids)):

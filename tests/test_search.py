@@ -7,16 +7,16 @@ import pytest
 import torch
 from conftest import MODES, tiny_model
 
-from seq2seq.data.corpus import collate
-from seq2seq.data.tokenizer import BOS, EOS
+from seq2seq.data.batching import collate
 from seq2seq.model.search import (
     Decoding,
     beam_search,
     best_continuations,
-    decode_corpus,
     greedy,
     max_output_len,
 )
+from seq2seq.specials import BOS, EOS
+from seq2seq.training.decoding import decode_corpus
 
 SOURCES = [[5, 6, 7, 8], [9, 10], [5, 9, 11, 12, 13, 14, 6], [7], [8, 8, 8]]
 

@@ -13,20 +13,12 @@ become 400: 100 of each k); ``data.join_train: 4`` trains on joined pairs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
-if TYPE_CHECKING:  # data.py imports this module to join training pairs
-    from seq2seq.data.corpus import Alignment, Split
+from seq2seq.data.parallel import Alignment, Split
 
 SUFFIX = "_joined"
 MAX_K = 4  # the evaluation set joins 1..4 pairs
-
-
-@dataclass
-class Joined:
-    split: Split  # the joined pairs
-    groups: list[list[int]]  # for each joined pair, the indices it was made of
 
 
 def groups(n: int, max_k: int) -> list[list[int]]:
@@ -53,8 +45,9 @@ def _join_alignments(split: Split, group: list[int]) -> Alignment:
     return joined
 
 
-def join(split: Split, max_k: int = MAX_K) -> Joined:
-    """Join consecutive pairs of ``split`` (see the module docstring)."""
+def join(split: Split, max_k: int = MAX_K) -> Split:
+    """Join consecutive pairs of ``split`` (see the module docstring); the
+    result's ``groups`` say which pairs each joined pair holds."""
     index = groups(len(split), max_k)
     align = (
         [_join_alignments(split, g) for g in index] if split.align is not None else None
@@ -65,8 +58,9 @@ def join(split: Split, max_k: int = MAX_K) -> Joined:
         src=[" ".join(split.src[i].strip() for i in g) for g in index],
         tgt=[" ".join(split.tgt[i].strip() for i in g) for g in index],
         align=align,
+        joined_from=index,
     )
-    return Joined(joined, index)
+    return joined
 
 
 def base_split(name: str) -> tuple[str, bool]:

@@ -23,8 +23,8 @@ import sentencepiece as spm
 from seq2seq.config import TokenizerConfig
 from seq2seq.errors import UserError, first_line
 from seq2seq.files import atomic_write
+from seq2seq.specials import BOS, EOS, PAD, UNK
 
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
 CACHE_ENV = "SEQ2SEQ_CACHE_DIR"
 
 

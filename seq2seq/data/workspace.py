@@ -7,7 +7,8 @@ from pathlib import Path
 
 from seq2seq import run
 from seq2seq.config import Config
-from seq2seq.data.corpus import Split, load_corpus
+from seq2seq.data.corpus import load_corpus
+from seq2seq.data.parallel import Split
 from seq2seq.data.tokenizer import Tokenizer, build_tokenizer, word_index
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write

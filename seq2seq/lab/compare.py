@@ -20,17 +20,12 @@ from matplotlib.figure import Figure
 
 from seq2seq import run
 from seq2seq.config import SplitFiles, load_config
-from seq2seq.data.corpus import read_lines
-from seq2seq.data.joined import Joined
+from seq2seq.data.corpus import eval_split, load_split, split_files
+from seq2seq.data.parallel import Split, read_lines
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write, save_figure
 from seq2seq.lab.ablate import KINDS
-from seq2seq.lab.evaluate import (
-    cached_evaluate,
-    eval_split,
-    read_eval_pairs,
-    split_files,
-)
+from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.training.board import Board
 from seq2seq.training.metrics import length_buckets, paired_bootstrap
@@ -45,7 +40,7 @@ def collect(
 ) -> list[dict[str, Any]]:
     """The evaluation of every run, in the order given."""
     results = []
-    references: dict[SplitFiles, Joined] = {}  # read each test set once
+    references: dict[SplitFiles, Split] = {}  # read each test set once
     for folder in map(Path, run_dirs):
         result = cached_evaluate(folder, split, device, decoding)
         results.append(
@@ -74,7 +69,7 @@ def collect(
 
 
 def length_ratios(
-    folder: Path, split: str, tag: str, references: dict[SplitFiles, Joined]
+    folder: Path, split: str, tag: str, references: dict[SplitFiles, Split]
 ) -> list[float]:
     """Words written / reference words: overall, then for each number of
     sentences joined (a joined split). A model that stops early shows here.
@@ -83,17 +78,17 @@ def length_ratios(
     config, hyp_file = run.config_file(folder), run.hypotheses_file(folder, split + tag)
     if not (config.is_file() and hyp_file.is_file()):
         return []
-    files = split_files(load_config(config), split)
+    files = split_files(load_config(config).data, split)
     if files not in references:
-        references[files] = read_eval_pairs(files, split)
+        references[files] = eval_split(files, split)
     pairs = references[files]
     hyps = read_lines(hyp_file)
-    if len(hyps) != len(pairs.split.tgt):
+    if len(hyps) != len(pairs.tgt):
         return []
 
     def ratio(index: Sequence[int]) -> float:
         written = sum(len(hyps[i].split()) for i in index)
-        return written / max(sum(len(pairs.split.tgt[i].split()) for i in index), 1)
+        return written / max(sum(len(pairs.tgt[i].split()) for i in index), 1)
 
     sizes = sorted({len(g) for g in pairs.groups})
     by_k = [[i for i, g in enumerate(pairs.groups) if len(g) == k] for k in sizes]
@@ -123,10 +118,10 @@ def significance(
     and per length bucket; adds ``vs_baseline`` to each result. Returns the
     sacreBLEU signature, or None when the runs were scored on different text."""
     runs = [Path(r["run"]) for r in results]
-    files = [split_files(load_config(run.config_file(r)), split) for r in runs]
+    files = [split_files(load_config(run.config_file(r)).data, split) for r in runs]
     if any(f != files[0] for f in files):
         return None  # not the same test set: nothing to pair
-    data = eval_split(load_config(run.config_file(runs[0])), split).split
+    data = load_split(load_config(run.config_file(runs[0])).data, split)
     hyps = [read_lines(run.hypotheses_file(r, split + tag)) for r in runs]
     if any(len(h) != len(data.tgt) for h in hyps):
         return None  # not the same test set: nothing to pair

@@ -16,17 +16,18 @@ from typing import Any
 import torch
 
 from seq2seq import run
-from seq2seq.config import Config, SplitFiles, load_config
-from seq2seq.data import joined
-from seq2seq.data.corpus import bucket_batches, collate, load_split
+from seq2seq.config import Config, load_config
+from seq2seq.data.batching import bucket_batches, collate
+from seq2seq.data.corpus import load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode, run_tokenizer
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.lab.ablate import ablate
 from seq2seq.model.model import Seq2Seq, build_model
-from seq2seq.model.search import GREEDY, Decoding, decode_corpus
+from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.training.checkpoint import check_matches, load_checkpoint, saved_step
+from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import autocast, pick_device
 from seq2seq.training.metrics import (
     aer,
@@ -89,33 +90,6 @@ def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
     return Path(checkpoint)
 
 
-def split_files(cfg: Config, split: str) -> SplitFiles:
-    """The files of ``val``/``test``, also for ``val_joined``/``test_joined``."""
-    base, _ = joined.base_split(split)
-    files = {"val": cfg.data.val, "test": cfg.data.test}.get(base)
-    if files is None:
-        raise UserError(
-            f"--split {split}: the config has no data.{base}; choose "
-            "val, test, val_joined or test_joined"
-        )
-    return files
-
-
-def eval_split(cfg: Config, split: str) -> joined.Joined:
-    """The pairs of an evaluation split; ``<split>_joined`` joins k = 1..4
-    consecutive pairs (joined.py). Unjoined splits have one group per pair."""
-    return read_eval_pairs(split_files(cfg, split), split)
-
-
-def read_eval_pairs(files: SplitFiles, split: str) -> joined.Joined:
-    """:func:`eval_split` from the split's files."""
-    base, is_joined = joined.base_split(split)
-    data = load_split(files, base)
-    if is_joined:
-        return joined.join(data)
-    return joined.Joined(data, [[i] for i in range(len(data))])
-
-
 @torch.no_grad()
 def attention_aer(
     model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
@@ -151,8 +125,8 @@ def evaluate(
     if ablation is not None:
         ablate(model, ablation)
         baseline = cached_evaluate(run_dir, split, device_name, decoding, checkpoint)
-    pairs = eval_split(cfg, split)
-    data = encode(pairs.split, tok)
+    pairs = load_split(cfg.data, split)
+    data = encode(pairs, tok)
     hyps = decode_corpus(
         model,
         data.src_ids,

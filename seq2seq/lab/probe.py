@@ -35,11 +35,13 @@ from torch import Tensor, nn
 
 from seq2seq import run
 from seq2seq.config import Config
-from seq2seq.data.corpus import Split, bucket_batches, collate, load_split
+from seq2seq.data.batching import bucket_batches, collate
+from seq2seq.data.corpus import build_split, load_split
+from seq2seq.data.parallel import Split
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write
-from seq2seq.lab.evaluate import cached_evaluate, eval_split, load_run
+from seq2seq.lab.evaluate import cached_evaluate, load_run
 from seq2seq.model.model import Seq2Seq
 from seq2seq.training.metrics import length_buckets
 
@@ -201,7 +203,7 @@ def train_examples(
     cfg: Config, model: Seq2Seq, tok: Tokenizer, sentences: int
 ) -> Examples:
     """Probe training rows from the first ``sentences`` pairs of the train split."""
-    train = load_split(cfg.data.train, "train")
+    train = build_split(cfg.data.train, "train")
     head = Split("train", train.src[:sentences], train.tgt[:sentences])
     return read_vectors(model, encode(head, tok), tok)
 
@@ -219,7 +221,7 @@ def probe(
     cfg, tok, model, payload = load_run(run_dir, checkpoint)
     torch.manual_seed(cfg.train.seed)
     train = train_examples(cfg, model, tok, sentences)
-    data = encode(eval_split(cfg, split).split, tok)
+    data = encode(load_split(cfg.data, split), tok)
     test = read_vectors(model, data, tok)
     hits = correct(train_probe(train, tok.src_vocab_size, epochs), test)
     # the same classifier without the vector: what the position alone predicts

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from seq2seq.data.tokenizer import PAD
 from seq2seq.model.attention import Attention
+from seq2seq.specials import PAD
 
 
 @dataclass

@@ -17,8 +17,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from seq2seq.data.tokenizer import PAD
 from seq2seq.model.attention import final_state
+from seq2seq.specials import PAD
 
 
 class Encoder(nn.Module):

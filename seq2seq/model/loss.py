@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from seq2seq.data.tokenizer import PAD
+from seq2seq.specials import PAD
 
 # Rows per chunk: about 2**20 logits (4 MB in fp32), an L2 cache's worth.
 CHUNK_LOGITS = 2**20

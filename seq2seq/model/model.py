@@ -5,11 +5,11 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from seq2seq.config import ModelConfig
-from seq2seq.data.tokenizer import PAD
 from seq2seq.model import attention as att
 from seq2seq.model.decoder import Decoder, Memory
 from seq2seq.model.encoder import Encoder
 from seq2seq.model.loss import cross_entropy, fused_cross_entropy
+from seq2seq.specials import PAD
 
 
 class Seq2Seq(nn.Module):

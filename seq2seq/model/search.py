@@ -13,12 +13,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from seq2seq.data.corpus import bucket_batches, collate
-from seq2seq.data.tokenizer import BOS, EOS
 from seq2seq.errors import UserError
 from seq2seq.model.decoder import DecoderState, Memory
 from seq2seq.model.model import Seq2Seq
-from seq2seq.training.device import check_fits
+from seq2seq.specials import BOS, EOS
 
 
 @dataclass
@@ -329,49 +327,3 @@ def _finish(
     n = len(tokens) + 1 if eos else len(tokens)  # rows of weights, |y|
     weights = None if history is None else history[row, :n, :n_src].cpu()
     return Hypothesis(tokens.tolist(), weights, logp / n**alpha)
-
-
-def check_search_fits(
-    model: Seq2Seq, sentences: int, beam: int, device: torch.device
-) -> None:
-    """Refuse a search whose state cannot fit before it starts: each step
-    holds (sentences x beam, vocabulary) logits and a few temporaries of that
-    size (the log-softmax, the chunk maxima), four copies in fp32."""
-    vocab = model.decoder.output.out_features
-    need = 4 * 4 * sentences * beam * vocab
-    check_fits(
-        need,
-        device,
-        f"beam search over {sentences} sentences with --beam {beam}",
-        "lower --beam, or the sentences decoded at once (--batch-size, "
-        "eval.batch_sentences)",
-    )
-
-
-def decode_corpus(
-    model: Seq2Seq,
-    src_ids: list[list[int]],
-    batch_sentences: int,
-    ratio: float,
-    device: torch.device,
-    decoding: Decoding = GREEDY,
-) -> list[Hypothesis]:
-    """Decode many sentences in length-sorted batches, greedily (beam 1) or
-    with beam search (the best hypothesis); input order kept."""
-    model.eval()
-    check_search_fits(model, min(batch_sentences, len(src_ids)), decoding.beam, device)
-    lengths = [(len(s) + 1, 0) for s in src_ids]
-    out: list[Hypothesis | None] = [None] * len(src_ids)
-    for index in bucket_batches(
-        lengths, max_tokens=10**9, max_sentences=batch_sentences
-    ):
-        batch = collate(src_ids, None, index)
-        src, src_len = batch.src.to(device), batch.src_len
-        if decoding.beam == 1:
-            hyps = greedy(model, src, src_len, ratio, decoding.alpha)
-        else:
-            k, alpha = decoding.beam, decoding.alpha
-            hyps = [n[0] for n in beam_search(model, src, src_len, k, alpha, ratio)]
-        for i, hyp in zip(index, hyps, strict=True):
-            out[i] = hyp
-    return out  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from seq2seq import run
 from seq2seq.config import Config, save_config
-from seq2seq.data.corpus import Batch, bucket_batches, collate
+from seq2seq.data.batching import Batch, bucket_batches, collate
 from seq2seq.data.curriculum import Curriculum
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
 from seq2seq.errors import UserError

@@ -13,13 +13,13 @@ import torch
 
 from seq2seq import run
 from seq2seq.config import Config
-from seq2seq.data.corpus import bucket_batches, collate
-from seq2seq.data.tokenizer import PAD
+from seq2seq.data.batching import bucket_batches, collate
 from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
 from seq2seq.model.model import Seq2Seq, describe, loss_sum
-from seq2seq.model.search import decode_corpus
+from seq2seq.specials import PAD
 from seq2seq.training.board import Board, Probe, pick_probes, samples_markdown
+from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import autocast
 from seq2seq.training.metrics import (
     aer,

@@ -1,0 +1,41 @@
+"""The floor plan is a checked contract (docs/architecture.md).
+
+import-linter reads its contracts from pyproject.toml: the layers
+cli -> lab -> training -> model | data -> shared modules (model and data
+independent of each other), and no import cycle anywhere. ``make check``
+runs the same contracts with ``lint-imports``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+from conftest import REPO
+from importlinter.cli import lint_imports
+
+PYPROJECT = REPO / "pyproject.toml"
+
+
+def contracts() -> list[dict]:
+    return tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+
+
+def test_the_import_contracts_hold() -> None:
+    assert lint_imports(str(PYPROJECT), no_cache=True, no_logo=True) == 0
+
+
+def test_every_module_has_a_place_in_the_layers() -> None:
+    """A new top-level module or subpackage must be named in the contract,
+    or the layers would not constrain it."""
+    (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
+    named = {m.strip() for layer in layers for m in layer.replace("|", ":").split(":")}
+    package = REPO / "seq2seq"
+    found = {f"seq2seq.{p.stem}" for p in package.glob("*.py")}
+    found |= {f"seq2seq.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    assert found - {"seq2seq.__init__", "seq2seq.__main__"} == named
+
+
+def test_the_model_and_data_layers_are_independent() -> None:
+    (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
+    assert "seq2seq.model | seq2seq.data" in layers
+    assert layers[:3] == ["seq2seq.cli", "seq2seq.lab", "seq2seq.training"]
