@@ -76,8 +76,9 @@ def rows(cls: type, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
             yield from rows(nested, name + ".")
             continue
         help_ = f.metadata.get("help", "")
-        rng = f.metadata.get("range")
-        typed = type_name(tp) + (f", {rng}" if rng is not None else "")
+        rng, choices = f.metadata.get("range"), f.metadata.get("choices")
+        typed = type_name(typing.Literal[choices()] if choices else tp)
+        typed += f", {rng}" if rng is not None else ""
         yield name, typed, default_text(f), help_
 
 
@@ -100,7 +101,23 @@ def page() -> str:
             out.append(f"\n## `{top}`\n" if "." in name else "\n## Top level\n")
             out.append("| key | type, range | default | meaning |\n|---|---|---|---|")
         out.append(f"| `{name}` | {tp} | `{default}` | {help_} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + modes_table()) + "\n"
+
+
+def modes_table() -> list[str]:
+    """The registered attention modes (seq2seq/modes.py), one line each."""
+    from seq2seq import modes
+
+    out = [
+        "\n## Attention modes\n",
+        "The values of `model.attention`, as model/attention.py registers them "
+        "(how to add one: [add-a-mode.md](add-a-mode.md)).\n",
+        "| mode | what the decoder sees |\n|---|---|",
+    ]
+    for m in modes.MODES.values():
+        size = " Needs decoder size = encoder output size." if m.query_is_key else ""
+        out.append(f"| `{m.name}` | {m.summary}.{size} |")
+    return out
 
 
 if __name__ == "__main__":

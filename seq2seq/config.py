@@ -10,20 +10,18 @@ they are checked exactly like the file.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
-from seq2seq import run
+from seq2seq import modes, run
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.typed_yaml import Range, apply_override, build, read_yaml, to_dict
 
-AttentionMode = Literal[
-    "none", "context", "mean", "hard", "additive", "dot", "general", "scaled_dot"
-]
 RNNType = Literal["gru", "lstm"]
 
 
@@ -32,11 +30,13 @@ def key(
     help: str = "",
     factory: Any = MISSING,
     rng: Range | None = None,
+    choices: Callable[[], tuple[str, ...]] | None = None,
 ) -> Any:
     """A config field with its one-line meaning and, for a number, the range it
-    takes (checked at load: typed_yaml.check_range); docs/config.md lists both
-    (``python scripts/config_reference.py`` writes that page from these)."""
-    meta = {"help": help, "range": rng}
+    takes (checked at load: typed_yaml.check_range); for a name looked up in a
+    registry, the registry's names (checked at load too). docs/config.md lists
+    them (``python scripts/config_reference.py`` writes that page from these)."""
+    meta = {"help": help, "range": rng, "choices": choices}
     return field(default=default, default_factory=factory, metadata=meta)
 
 
@@ -136,8 +136,10 @@ class DecoderConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    attention: AttentionMode = key(
-        "additive", "what the decoder sees of the source (docs/model.md)"
+    attention: str = key(
+        "additive",
+        "what the decoder sees of the source (docs/model.md)",
+        choices=modes.names,  # the registry of attention modes (modes.py)
     )
     attention_dim: int = key(
         256, "hidden width of the additive score's MLP", rng=AT_LEAST_1
@@ -150,7 +152,8 @@ class ModelConfig:
     decoder: DecoderConfig = key(factory=DecoderConfig, help="the target writer")
 
     def __post_init__(self) -> None:
-        if self.attention in ("dot", "scaled_dot"):
+        mode = modes.MODES.get(self.attention)
+        if mode is not None and mode.query_is_key:
             keys = self.encoder.hidden_size * (2 if self.encoder.bidirectional else 1)
             _check(
                 keys == self.decoder.hidden_size,

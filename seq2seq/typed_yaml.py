@@ -12,6 +12,7 @@ import difflib
 import math
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -118,6 +119,19 @@ def check_range(f: dataclasses.Field, value: Any, key: str) -> None:
             raise UserError(f"config key '{key}': {why}, got {number(v)}")
 
 
+def check_choices(f: dataclasses.Field, value: Any, key: str) -> None:
+    """A name outside its field's registry (``key(..., choices=names)``)."""
+    names = f.metadata.get("choices")
+    if names is not None and value not in names():
+        raise not_one_of(value, names(), key)
+
+
+def not_one_of(value: Any, choices: Sequence[Any], key: str) -> UserError:
+    return UserError(
+        f"config key '{key}': {value!r} is not one of {', '.join(map(str, choices))}"
+    )
+
+
 def build(cls: type, raw: Any, prefix: str) -> Any:
     """Turn a dict into dataclass ``cls``, checking keys and types."""
     if not isinstance(raw, dict):
@@ -138,6 +152,7 @@ def build(cls: type, raw: Any, prefix: str) -> Any:
         if name in raw:
             kwargs[name] = _coerce(hints[name], raw[name], key)
             check_range(f, kwargs[name], key)
+            check_choices(f, kwargs[name], key)
         elif (
             f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING
@@ -156,8 +171,7 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
         return _coerce(inner[0], value, key)
     if origin is Literal:
         if value not in args:
-            choices = ", ".join(map(str, args))
-            raise UserError(f"config key '{key}': {value!r} is not one of {choices}")
+            raise not_one_of(value, args, key)
         return value
     if origin is tuple:
         if not isinstance(value, list | tuple):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from seq2seq import modes
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.data.download import MIRROR_ENV
 from seq2seq.model.model import Seq2Seq, build_model
@@ -29,7 +30,7 @@ def _find_mirror() -> Path | None:
 
 
 MULTI30K_MIRROR = _find_mirror()
-MODES = ["none", "context", "mean", "hard", "additive", "dot", "scaled_dot", "general"]
+MODES = list(modes.names())  # every registered attention mode (seq2seq/modes.py)
 
 
 def tiny_model(mode: str, rnn: str = "gru", layers: int = 1, seed: int = 0) -> Seq2Seq:

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
+import torch.nn.functional as F
+from conftest import MODES
+from torch import Tensor, nn
 
+from seq2seq import modes
+from seq2seq.config import ModelConfig
+from seq2seq.errors import UserError
 from seq2seq.model import attention as att
+from seq2seq.model.model import build_model
+from seq2seq.modes import Sizes
+from seq2seq.typed_yaml import build
 
 B, S, D = 3, 6, 8
 MASK = torch.tensor(
@@ -13,60 +24,140 @@ MASK = torch.tensor(
 )
 
 
+SIZES = Sizes(query=D, key=D, attention=5, bidirectional=True, reverse=False)
+
+
 def modules() -> dict[str, att.Attention]:
-    """The modes whose weights are a soft distribution over the source."""
+    """Every registered mode (seq2seq/modes.py), built at the sizes above: a
+    mode registered without passing the checks below fails the suite."""
     torch.manual_seed(0)
-    return {
-        "mean": att.MeanPool(),
-        "additive": att.Additive(D, D, 5),
-        "dot": att.Dot(),
-        "scaled_dot": att.ScaledDot(),
-        "general": att.General(D, D),
-    }
+    return {name: m.build(SIZES) for name, m in modes.MODES.items()}
 
 
-def every_aligning_module() -> dict[str, att.Attention]:
-    """The soft ones and ``hard`` (one-hot weights: its own distribution test)."""
-    torch.manual_seed(0)
-    return modules() | {"hard": att.Hard(D, D, 5)}
+ALIGNING = [n for n, m in modules().items() if m.has_alignment]
+# Modes whose weights are the base class's softmax of scores (not mean, hard).
+SOFTMAX = [n for n, m in modules().items() if type(m).forward is att.Attention.forward]
 
 
-@pytest.mark.parametrize("name", list(modules()))
-def test_weights_are_a_distribution_with_zero_on_padding(name: str) -> None:
+def check_weights(module: att.Attention) -> None:
+    """A mode's weights: a distribution, exactly 0 on padding, and the context
+    their mix of the encoder states (one-hot weights, as ``hard``'s, too)."""
     torch.manual_seed(1)
     query, keys = torch.randn(B, D), torch.randn(B, S, D)
     keys = keys * MASK.unsqueeze(-1)  # encoder states are zero on padding
-    context, weights = modules()[name](query, keys, MASK)
+    context, weights = module(query, keys, MASK)
     assert context.shape == (B, D) and weights.shape == (B, S)
     torch.testing.assert_close(weights.sum(-1), torch.ones(B))
     assert torch.all(weights[~MASK] == 0.0)  # exactly zero, not just small
-    assert torch.all(weights[MASK] > 0)
+    assert torch.all(weights >= 0)
     torch.testing.assert_close(context, torch.einsum("bs,bsd->bd", weights, keys))
 
 
-@pytest.mark.parametrize("name", list(every_aligning_module()))
-def test_padding_content_cannot_leak(name: str) -> None:
+def check_no_leak(module: att.Attention) -> None:
+    """Nothing at padded positions, however large, reaches weights or context."""
     torch.manual_seed(2)
     query, keys = torch.randn(B, D), torch.randn(B, S, D)
     noisy = keys.clone()
     noisy[~MASK] = 1e3 * torch.randn(int((~MASK).sum()), D)
-    module = every_aligning_module()[name]
     c1, w1 = module(query, keys, MASK)
     c2, w2 = module(query, noisy, MASK)
     torch.testing.assert_close(w1, w2)
     torch.testing.assert_close(c1, c2)
 
 
-@pytest.mark.parametrize("name", list(every_aligning_module()))
-def test_precomputed_keys_give_the_same_result(name: str) -> None:
+def check_precomputed(module: att.Attention) -> None:
+    """Keys projected once per batch give what projecting them per call gives."""
     torch.manual_seed(3)
-    module = every_aligning_module()[name]
     query, keys = torch.randn(B, D), torch.randn(B, S, D)
     projected = module.project_keys(keys, MASK)
     a = module(query, keys, MASK)
     b = module(query, keys, MASK, projected)
     torch.testing.assert_close(a[0], b[0])
     torch.testing.assert_close(a[1], b[1])
+
+
+def test_every_config_value_is_a_registered_mode_and_back() -> None:
+    field = {f.name: f for f in dataclasses.fields(ModelConfig)}["attention"]
+    assert field.metadata["choices"]() == tuple(modules())
+    assert MODES == list(modules())  # the model and search tests' parametrization
+
+
+@pytest.mark.parametrize("name", ALIGNING)
+def test_weights_are_a_distribution_with_zero_on_padding(name: str) -> None:
+    check_weights(modules()[name])
+
+
+@pytest.mark.parametrize("name", SOFTMAX)
+def test_softmax_weights_reach_every_real_position(name: str) -> None:
+    torch.manual_seed(1)
+    _, weights = modules()[name](torch.randn(B, D), torch.randn(B, S, D), MASK)
+    assert torch.all(weights[MASK] > 0)
+
+
+@pytest.mark.parametrize("name", list(modules()))
+def test_padding_content_cannot_leak(name: str) -> None:
+    check_no_leak(modules()[name])
+
+
+@pytest.mark.parametrize("name", list(modules()))
+def test_precomputed_keys_give_the_same_result(name: str) -> None:
+    check_precomputed(modules()[name])
+
+
+@pytest.mark.parametrize("name", [n for n in modules() if n not in ALIGNING])
+def test_a_mode_without_alignment_returns_no_weights(name: str) -> None:
+    context, weights = modules()[name](torch.randn(B, D), torch.randn(B, S, D), MASK)
+    assert weights is None and context.shape == (B, D)
+
+
+class _LeaksPadding(att.Attention):
+    """A broken mode: uniform weights over every position, padding included."""
+
+    def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        return projected.new_zeros(projected.shape[:2])
+
+    def distribution(self, query, keys, mask, projected=None) -> Tensor:
+        return torch.full(mask.shape, 1 / mask.size(1))
+
+
+class _Cosine(att.Attention):
+    """docs/add-a-mode.md's example: e = cos(h_t, W h_s) / tau."""
+
+    def __init__(self, query_dim: int, key_dim: int, tau: float = 0.1) -> None:
+        super().__init__()
+        self.key_proj = nn.Linear(key_dim, query_dim, bias=False)
+        self.tau = tau
+
+    def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
+        return F.normalize(self.key_proj(keys), dim=-1)  # (B, S, Hq)
+
+    def scores(self, query: Tensor, projected: Tensor) -> Tensor:
+        q = F.normalize(query, dim=-1).unsqueeze(2)  # (B, Hq, 1)
+        return torch.bmm(projected, q).squeeze(2) / self.tau  # (B, S)
+
+
+def test_a_new_mode_is_one_class_and_one_registration() -> None:
+    """As docs/add-a-mode.md says: register the class, and the config accepts
+    the name, build_model builds it, and the shared checks run on it."""
+    modes.register("cosine", lambda s: _Cosine(s.query, s.key), "cosine scores")
+    try:
+        raw = {"attention": "cosine", "decoder": {"hidden_size": 16}}
+        cfg = build(ModelConfig, raw, "model")
+        model = build_model(cfg, src_vocab=11, tgt_vocab=13)
+        assert isinstance(model.decoder.attention, _Cosine)
+        for check in (check_weights, check_no_leak, check_precomputed):
+            check(modes.MODES["cosine"].build(SIZES))
+    finally:
+        del modes.MODES["cosine"]
+    with pytest.raises(UserError, match="'cosine' is not one of none, context"):
+        build(ModelConfig, {"attention": "cosine"}, "model")
+
+
+def test_the_shared_checks_catch_a_broken_mode() -> None:
+    with pytest.raises(AssertionError):
+        check_weights(_LeaksPadding())
+    with pytest.raises(AssertionError):
+        check_no_leak(_LeaksPadding())
 
 
 def test_mean_is_uniform_over_real_positions() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from seq2seq import cli
+from seq2seq import cli, modes
 from seq2seq.config import Config
 
 spec = importlib.util.spec_from_file_location(
@@ -144,6 +144,15 @@ def test_the_config_reference_is_current() -> None:
 COMMIT = re.compile(r"(?<![\w./,-])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b\d\d:\d\d UTC\b")
 ISSUE = re.compile(r"\bissue #?\d+", re.IGNORECASE)
+
+
+def test_every_registered_mode_is_in_the_readmes_table() -> None:
+    """The README's table of modes (with their papers) is written by hand;
+    docs/config.md's list is generated from the registry."""
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("## The modes")[1].split("\n## ")[0]
+    for name in modes.names():
+        assert f"`{name}`" in table, f"README's table of modes lacks {name}"
 
 
 def test_the_readme_holds_no_history() -> None:

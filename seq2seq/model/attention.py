@@ -9,6 +9,9 @@ Every mode has one interface, ``(query, keys, mask) -> (context, weights)``:
 - ``weights`` (B, S)   a distribution over source positions, or None where
   the mode has no alignment to show (``none``, ``context``).
 
+Each mode is registered once, at the end of this file (seq2seq/modes.py): its
+name in ``model.attention`` and how to build it from the model's sizes.
+
 Score functions whose keys go through a matrix project them once per batch in
 :meth:`Attention.project_keys`; the decoder passes the result back on every
 step (``projected=``) instead of recomputing it. Nothing is stored on the
@@ -21,6 +24,8 @@ import math
 
 import torch
 from torch import Tensor, nn
+
+from seq2seq.modes import register
 
 
 class Attention(nn.Module):
@@ -187,6 +192,52 @@ def final_state(
         return forward
     half = states.size(-1) // 2
     return torch.cat([forward[:, :half], states[:, 0, half:]], dim=-1)  # (B, D)
+
+
+# ---------------------------------------------------------------- the registry
+# One registration per mode: its name in model.attention, how to build it from
+# the model's sizes (modes.Sizes), and one line on what the decoder sees. The
+# config, build_model, the config reference and the tests all read this list.
+
+register(
+    "none",
+    lambda s: NoContext(s.key),
+    "no context: the source reaches the decoder only through its initial state "
+    "(Sutskever et al. 2014)",
+)
+register(
+    "context",
+    lambda s: FinalState(s.bidirectional, s.reverse),
+    "the encoder's final state c at every step (Cho et al. 2014)",
+)
+register("mean", lambda s: MeanPool(), "the mean of the encoder states")
+register(
+    "hard",
+    lambda s: Hard(s.query, s.key, s.attention),
+    "one source position, the argmax of the additive scores (straight-through)",
+)
+register(
+    "additive",
+    lambda s: Additive(s.query, s.key, s.attention),
+    "Bahdanau et al. 2015: e = v^T tanh(W q + U k)",
+)
+register(
+    "dot",
+    lambda s: Dot(),
+    "Luong et al. 2015: e = h_t^T h_s",
+    query_is_key=True,
+)
+register(
+    "general",
+    lambda s: General(s.query, s.key),
+    "Luong et al. 2015: e = h_t^T W_a h_s",
+)
+register(
+    "scaled_dot",
+    lambda s: ScaledDot(),
+    "dot product / sqrt(d) (Vaswani et al. 2017)",
+    query_is_key=True,
+)
 
 
 # ------------------------------------------------ the lesson's single-head attention

@@ -9,6 +9,7 @@ from seq2seq.model import attention as att
 from seq2seq.model.decoder import Decoder, Memory
 from seq2seq.model.encoder import Encoder
 from seq2seq.model.loss import cross_entropy, fused_cross_entropy
+from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
 
 
@@ -62,19 +63,16 @@ def loss_sum(
 
 
 def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Attention:
-    modes = {
-        "none": lambda: att.NoContext(key_dim),
-        "context": lambda: att.FinalState(
-            cfg.encoder.bidirectional, cfg.encoder.reverse
-        ),
-        "mean": att.MeanPool,
-        "additive": lambda: att.Additive(query_dim, key_dim, cfg.attention_dim),
-        "hard": lambda: att.Hard(query_dim, key_dim, cfg.attention_dim),
-        "dot": att.Dot,
-        "scaled_dot": att.ScaledDot,
-        "general": lambda: att.General(query_dim, key_dim),
-    }
-    return modes[cfg.attention]()
+    """The mode ``cfg.attention`` from the registry (attention.py registers
+    every mode; seq2seq/modes.py holds them)."""
+    sizes = Sizes(
+        query_dim,
+        key_dim,
+        cfg.attention_dim,
+        cfg.encoder.bidirectional,
+        cfg.encoder.reverse,
+    )
+    return mode(cfg.attention).build(sizes)
 
 
 def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
