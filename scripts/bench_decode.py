@@ -21,8 +21,8 @@ import torch
 from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
-from seq2seq.lab.evaluate import load_run
 from seq2seq.model.search import Decoding
+from seq2seq.training.checkpoint import load_run
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.metrics import bleu

@@ -27,8 +27,8 @@ import torch  # noqa: E402
 from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode  # noqa: E402
 from seq2seq.errors import run_script
-from seq2seq.lab.evaluate import load_run  # noqa: E402
 from seq2seq.model.search import Decoding
+from seq2seq.training.checkpoint import load_run  # noqa: E402
 from seq2seq.training.decoding import decode_corpus  # noqa: E402
 
 BIN = 10  # subwords per bin

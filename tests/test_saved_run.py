@@ -20,8 +20,8 @@ from seq2seq.cli import main
 from seq2seq.data.batching import collate
 from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
-from seq2seq.lab.evaluate import load_run
 from seq2seq.model.model import loss_sum
+from seq2seq.training.checkpoint import load_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "saved_run"
 

@@ -16,95 +16,19 @@ from typing import Any
 import torch
 
 from seq2seq import run
-from seq2seq.config import Config, load_config
-from seq2seq.data.batching import bucket_batches, collate
+from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import load_split
 from seq2seq.data.tokenizer import Tokenizer
-from seq2seq.data.workspace import Encoded, encode, run_tokenizer
+from seq2seq.data.workspace import Encoded, encode
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.lab.ablate import ablate
-from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding
-from seq2seq.training.checkpoint import check_matches, load_checkpoint, saved_step
+from seq2seq.training.checkpoint import checkpoint_path, load_run, saved_step
 from seq2seq.training.decoding import decode_corpus
-from seq2seq.training.device import autocast, pick_device
-from seq2seq.training.metrics import (
-    aer,
-    batch_alignments,
-    bleu,
-    bleu_by_length,
-    bleu_by_sentences,
-    chrf,
-)
-
-
-def load_run(
-    run_dir: Path, checkpoint: str = "best", device: torch.device | None = None
-) -> tuple[Config, Tokenizer, Seq2Seq, dict[str, Any]]:
-    """Config, vocabularies and trained model of a run directory."""
-    run_dir = Path(run_dir)
-    run.check_run(run_dir)
-    cfg = load_config(run.config_file(run_dir))
-    tokenizer = run_tokenizer(run_dir)
-    path = checkpoint_path(run_dir, checkpoint)
-    if not path.is_file() and checkpoint in ("best", "last"):
-        last = run.checkpoint_file(run_dir, "last").is_file()
-        hint = " or pass --checkpoint last" if last else ""
-        raise UserError(
-            f"{path}: missing, the run has not validated yet; finish it with "
-            f"seq2seq train --resume {run_dir}{hint}"
-        )
-    if not path.is_file():
-        raise UserError(
-            f"--checkpoint {checkpoint}: no such file; pass best, last or the "
-            "path of a .pt file written by seq2seq train"
-        )
-    payload = load_checkpoint(path)
-    check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
-    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
-    try:
-        model.load_state_dict(payload["model"])
-    except RuntimeError as err:
-        raise UserError(
-            f"{path}: weights do not fit {run.config_file(run_dir)} "
-            f"({first_problem(err)})"
-        ) from None
-    model.to(device or torch.device("cpu")).eval()
-    return cfg, tokenizer, model, payload
-
-
-def first_problem(err: Exception, limit: int = 160) -> str:
-    """One line out of torch's multi-line load_state_dict error: its first
-    problem, shortened, and how many more there are."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    details = lines[1:] or lines or [type(err).__name__]
-    first = details[0] if len(details[0]) <= limit else details[0][:limit] + "…"
-    return first + (f" (+{len(details) - 1} more)" if len(details) > 1 else "")
-
-
-def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
-    """``best``/``last``: that file in the run folder; anything else: a path."""
-    if checkpoint in run.CHECKPOINTS:
-        return run.checkpoint_file(run_dir, checkpoint)
-    return Path(checkpoint)
-
-
-@torch.no_grad()
-def attention_aer(
-    model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
-) -> float:
-    """AER of the argmax attention under forced decoding of the reference."""
-    src_words, tgt_words = data.word_indices(tok)
-    predicted: list[set[tuple[int, int]]] = [set() for _ in data.split.src]
-    for index in bucket_batches(data.lengths(), 10**9, batch):
-        b = collate(data.src_ids, data.tgt_ids, index).to(device)
-        with autocast(device):
-            _, weights = model(b.src, b.src_len, b.tgt_in)  # (B, T, S)
-        links = batch_alignments(weights, index, src_words, tgt_words)
-        for i, found in zip(index, links, strict=True):
-            predicted[i] = found
-    return aer(predicted, [set(a) for a in data.split.align])
+from seq2seq.training.device import pick_device
+from seq2seq.training.scoring import forced, text_scores
 
 
 def evaluate(
@@ -146,8 +70,10 @@ def evaluate(
         "decoding": decoding.describe(),
         "ablation": ablation,
         "step": payload.get("state", {}).get("step"),
-        **scores(texts, data.split.tgt, data.src_words(), pairs.groups, cfg),
-        "aer": attention_aer(model, data, tok, device, cfg.eval.batch_sentences)
+        **text_scores(
+            texts, data.split.tgt, data.src_words(), pairs.groups, cfg.eval.buckets
+        ),
+        "aer": forced_aer(model, data, tok, device, cfg.eval.batch_sentences)
         if gold
         else None,
     }
@@ -162,26 +88,13 @@ def evaluate(
     return result
 
 
-def scores(
-    texts: list[str],
-    refs: list[str],
-    src_words: list[int],
-    groups: list[list[int]],
-    cfg: Config,
-) -> dict[str, Any]:
-    """BLEU, chrF, their signatures, BLEU by length and by sentences joined."""
-    bleu_score, signature = bleu(texts, refs)
-    chrf_score, chrf_signature = chrf(texts, refs)
-    return {
-        "n": len(texts),
-        "bleu": bleu_score,
-        "chrf": chrf_score,
-        "bleu_lc": bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
-        "signature": signature,
-        "chrf_signature": chrf_signature,
-        "buckets": bleu_by_length(texts, refs, src_words, cfg.eval.buckets),
-        "by_sentences": bleu_by_sentences(texts, refs, groups),
-    }
+def forced_aer(
+    model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
+) -> float | None:
+    """AER of the argmax attention under forced decoding of the references
+    (scoring.forced), ``batch`` sentences at a time in length order."""
+    batches = bucket_batches(data.lengths(), 10**9, batch)
+    return forced(model, data, tok, batches, device).aer
 
 
 def cached_evaluate(

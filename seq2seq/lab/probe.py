@@ -41,8 +41,9 @@ from seq2seq.data.parallel import Split
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write
-from seq2seq.lab.evaluate import cached_evaluate, load_run
+from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.model import Seq2Seq
+from seq2seq.training.checkpoint import load_run
 from seq2seq.training.metrics import length_buckets
 
 

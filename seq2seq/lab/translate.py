@@ -33,10 +33,10 @@ from seq2seq.data.parallel import read_lines
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.errors import UserError
 from seq2seq.files import naming, save_figure
-from seq2seq.lab.evaluate import load_run
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, beam_search, greedy
 from seq2seq.training.board import heatmap
+from seq2seq.training.checkpoint import load_run
 from seq2seq.training.decoding import check_search_fits
 from seq2seq.training.device import pick_device
 from seq2seq.training.metrics import alignment_from_attention

@@ -1,4 +1,5 @@
-"""Checkpoints: tensors and plain data only, written atomically.
+"""Checkpoints: tensors and plain data only, written atomically; and
+:func:`load_run`, which opens a trained run (config, vocabularies, model).
 
 A checkpoint is a dict of tensors, numbers, strings, lists and dicts, so it
 loads with ``torch.load(weights_only=True)`` and a file holding pickled
@@ -15,9 +16,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from seq2seq.config import Config
+from seq2seq import run
+from seq2seq.config import Config, load_config
+from seq2seq.data.tokenizer import Tokenizer
+from seq2seq.data.workspace import run_tokenizer
 from seq2seq.errors import UserError, first_line
 from seq2seq.files import save_torch
+from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.typed_yaml import build, to_dict
 
 
@@ -128,3 +133,57 @@ def lookup(tree: dict[str, Any], dotted: str) -> Any:
     for part in dotted.split("."):
         tree = tree.get(part) if isinstance(tree, dict) else None
     return tree
+
+
+# ------------------------------------------------------------ opening a run
+
+
+def load_run(
+    run_dir: Path, checkpoint: str = "best", device: torch.device | None = None
+) -> tuple[Config, Tokenizer, Seq2Seq, dict[str, Any]]:
+    """Config, vocabularies and trained model of a run directory."""
+    run_dir = Path(run_dir)
+    run.check_run(run_dir)
+    cfg = load_config(run.config_file(run_dir))
+    tokenizer = run_tokenizer(run_dir)
+    path = checkpoint_path(run_dir, checkpoint)
+    if not path.is_file() and checkpoint in ("best", "last"):
+        last = run.checkpoint_file(run_dir, "last").is_file()
+        hint = " or pass --checkpoint last" if last else ""
+        raise UserError(
+            f"{path}: missing, the run has not validated yet; finish it with "
+            f"seq2seq train --resume {run_dir}{hint}"
+        )
+    if not path.is_file():
+        raise UserError(
+            f"--checkpoint {checkpoint}: no such file; pass best, last or the "
+            "path of a .pt file written by seq2seq train"
+        )
+    payload = load_checkpoint(path)
+    check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
+    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+    try:
+        model.load_state_dict(payload["model"])
+    except RuntimeError as err:
+        raise UserError(
+            f"{path}: weights do not fit {run.config_file(run_dir)} "
+            f"({first_problem(err)})"
+        ) from None
+    model.to(device or torch.device("cpu")).eval()
+    return cfg, tokenizer, model, payload
+
+
+def first_problem(err: Exception, limit: int = 160) -> str:
+    """One line out of torch's multi-line load_state_dict error: its first
+    problem, shortened, and how many more there are."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    details = lines[1:] or lines or [type(err).__name__]
+    first = details[0] if len(details[0]) <= limit else details[0][:limit] + "…"
+    return first + (f" (+{len(details) - 1} more)" if len(details) > 1 else "")
+
+
+def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
+    """``best``/``last``: that file in the run folder; anything else: a path."""
+    if checkpoint in run.CHECKPOINTS:
+        return run.checkpoint_file(run_dir, checkpoint)
+    return Path(checkpoint)

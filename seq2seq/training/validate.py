@@ -1,4 +1,5 @@
-"""Validation during training: loss/ppl, greedy BLEU/chrF, probe heatmaps."""
+"""Validation during training: loss/ppl, greedy BLEU/chrF and BLEU by length,
+attention diagnostics and AER (all scored by scoring.py), probe heatmaps."""
 
 from __future__ import annotations
 
@@ -13,22 +14,14 @@ import torch
 
 from seq2seq import run
 from seq2seq.config import Config
-from seq2seq.data.batching import bucket_batches, collate
+from seq2seq.data.batching import bucket_batches
 from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
-from seq2seq.model.model import Seq2Seq, describe, loss_sum
-from seq2seq.specials import PAD
+from seq2seq.model.model import Seq2Seq, describe
 from seq2seq.training.board import Board, Probe, pick_probes, samples_markdown
 from seq2seq.training.decoding import decode_corpus
-from seq2seq.training.device import autocast
-from seq2seq.training.metrics import (
-    aer,
-    attention_stats,
-    batch_alignments,
-    bleu,
-    chrf,
-    sentence_bleu,
-)
+from seq2seq.training.metrics import sentence_bleu
+from seq2seq.training.scoring import forced, forced_weights, text_scores
 
 
 class Validator:
@@ -56,7 +49,6 @@ class Validator:
         ]
         # Where the validation set has gold word alignments (the shipped corpus),
         # AER of the forced-decoding attention is logged at every validation.
-        self.words = val.word_indices(tok) if val.split.align is not None else None
         self.last_step = -1
         self.start = time.monotonic()
         self.history = run.history_file(run_dir)
@@ -72,35 +64,21 @@ class Validator:
         text = "".join(json.dumps(h) + "\n" for h in keep)
         atomic_write(self.history, text)
 
-    @torch.no_grad()
     def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
         """Per-token validation cross-entropy under teacher forcing, and the
-        attention diagnostics of that forced decoding (empty without attention)."""
-        model.eval()
-        val, total, tokens = self.ws.val, 0.0, 0
-        sums: dict[str, float] = {}
-        predicted: list[set[tuple[int, int]]] = []
-        gold: list[set[tuple[int, int]]] = []
+        attention diagnostics of that forced decoding (empty without
+        attention; with ``aer`` where the set has gold word links)."""
         # Training's batch limits, so validation never holds more logits at once
         # than a training step does (one batch of a whole validation set would).
-        t = self.cfg.train
-        for index in bucket_batches(val.lengths(), t.batch_tokens, t.batch_sentences):
-            batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
-            with autocast(self.device, self.cfg.train.precision):
-                loss, weights = loss_sum(
-                    model, batch.src, batch.src_len, batch.tgt_in, batch.tgt_out
-                )
-            total, tokens = total + loss.item(), tokens + batch.n_tgt_tokens
-            if weights is not None:
-                stats = attention_stats(weights, batch.src_len, batch.tgt_out != PAD)
-                sums = {k: sums.get(k, 0.0) + v for k, v in stats.items()}
-                if self.words is not None and val.split.align is not None:
-                    predicted += batch_alignments(weights, index, *self.words)
-                    gold += [set(val.split.align[i]) for i in index]
-        averages = _averages(sums)
-        if gold:
-            averages["aer"] = aer(predicted, gold)
-        return total / max(tokens, 1), averages
+        t, val = self.cfg.train, self.ws.val
+        batches = bucket_batches(val.lengths(), t.batch_tokens, t.batch_sentences)
+        result = forced(
+            model, val, self.ws.tokenizer, batches, self.device, t.precision
+        )
+        attention = dict(result.attention)
+        if result.aer is not None:
+            attention["aer"] = result.aer
+        return result.token_loss, attention
 
     def run(
         self, model: Seq2Seq, step: int, extra: dict[str, float] | None = None
@@ -118,15 +96,31 @@ class Validator:
         )
         texts = [tok.decode_tgt(h.tokens) for h in hyps]
         refs = [val.split.tgt[i] for i in self.subset]
+        words, groups = val.src_words(), val.split.groups
+        scores = text_scores(
+            texts,
+            refs,
+            [words[i] for i in self.subset],
+            [groups[i] for i in self.subset],
+            self.cfg.eval.buckets,
+        )
         result = {
             "step": step,
             "loss": loss,
             "ppl": math.exp(min(loss, 50.0)),
-            "bleu": bleu(texts, refs)[0],
-            "chrf": chrf(texts, refs)[0],
+            "bleu": scores["bleu"],
+            "chrf": scores["chrf"],
         }
         self.board.scalars(
             {f"val/{k}": v for k, v in result.items() if k != "step"}, step
+        )
+        by_length = {  # TensorBoard: how BLEU by length forms (empty buckets left out)
+            f"{b['lo']}-{b['hi']}": b["bleu"]
+            for b in scores["buckets"]
+            if b["bleu"] is not None
+        }
+        self.board.scalars(
+            {f"val_bleu_by_length/{k}": v for k, v in by_length.items()}, step
         )
         self.board.scalars({f"attention/{k}": v for k, v in attention.items()}, step)
         self.draw_probes(model, step)
@@ -181,20 +175,11 @@ class Validator:
             title = f"step {step} · reference, forced decoding · {words} source words"
             self.board.alignment(f"forced/probe{k}", forced[k], src, ref, title, step)
 
-    @torch.no_grad()
     def forced_weights(self, model: Seq2Seq) -> list[torch.Tensor]:
         """Attention (T_ref + 1, S_real) of each probe with its reference fed in."""
-        val = self.ws.val
         index = [p.index for p in self.probes]
-        batch = collate(val.src_ids, val.tgt_ids, index).to(self.device)
-        with autocast(self.device, self.cfg.train.precision):
-            _, weights = model(batch.src, batch.src_len, batch.tgt_in)  # (P, T, S)
-        return [
-            weights[k, : len(val.tgt_ids[i]) + 1, : len(val.src_ids[i]) + 1]
-            .float()
-            .cpu()
-            for k, i in enumerate(index)
-        ]
+        precision = self.cfg.train.precision
+        return forced_weights(model, self.ws.val, index, self.device, precision)
 
     def finish(self, model: Seq2Seq, best: dict[str, float], step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""
@@ -211,19 +196,6 @@ class Validator:
             "hparam/steps": float(step),
         }
         self.board.hparams(params, metrics)
-
-
-def _averages(sums: dict[str, float]) -> dict[str, float]:
-    """Per-token means of :func:`attention_stats` sums."""
-    if not sums:
-        return {}
-    tokens, moves = max(sums["tokens"], 1.0), max(sums["moves"], 1.0)
-    return {
-        "entropy": sums["entropy"] / tokens,
-        "peak": sums["peak"] / tokens,
-        "eos_mass": sums["eos_mass"] / tokens,
-        "monotone": sums["monotone"] / moves,
-    }
 
 
 def improves(result: dict[str, Any], best: dict[str, Any], metric: str) -> bool:

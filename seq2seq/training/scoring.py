@@ -1,0 +1,144 @@
+"""One scorer: what validation during training and ``seq2seq evaluate`` both
+measure, computed here and nowhere else.
+
+- :func:`text_scores`: of decoded text against the references, sacreBLEU and
+  chrF with their signatures, BLEU by source length and by sentences joined;
+- :func:`forced`: the references force-decoded (teacher forcing), giving the
+  token cross-entropy, the attention's diagnostics (entropy, peak, weight on
+  the source EOS, monotonicity) and, where the corpus has gold word links,
+  the alignment error rate (AER) of the attention's argmax;
+- :func:`forced_weights`: the same forced attention, sentence by sentence,
+  for heatmaps.
+
+Each caller chooses the batches (validation keeps training's batch limits,
+evaluate decodes whole sorted batches), so each keeps its memory bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from seq2seq.data.batching import collate
+from seq2seq.data.tokenizer import Tokenizer
+from seq2seq.data.workspace import Encoded
+from seq2seq.model.model import Seq2Seq, loss_sum
+from seq2seq.specials import PAD
+from seq2seq.training.device import autocast
+from seq2seq.training.metrics import (
+    aer,
+    attention_stats,
+    batch_alignments,
+    bleu,
+    bleu_by_length,
+    bleu_by_sentences,
+    chrf,
+)
+
+
+def text_scores(
+    texts: Sequence[str],
+    refs: Sequence[str],
+    src_words: Sequence[int],
+    groups: Sequence[Sequence[int]],
+    buckets: Sequence[int],
+) -> dict[str, Any]:
+    """BLEU, chrF, their signatures, BLEU by source length (``buckets``: the
+    inclusive upper edges, eval.buckets) and by sentences joined (``groups``:
+    the original pairs of each pair, Split.groups)."""
+    bleu_score, signature = bleu(texts, refs)
+    chrf_score, chrf_signature = chrf(texts, refs)
+    return {
+        "n": len(texts),
+        "bleu": bleu_score,
+        "chrf": chrf_score,
+        "bleu_lc": bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
+        "signature": signature,
+        "chrf_signature": chrf_signature,
+        "buckets": bleu_by_length(texts, refs, src_words, buckets),
+        "by_sentences": bleu_by_sentences(texts, refs, groups),
+    }
+
+
+@dataclass
+class Forced:
+    """What forced decoding of the references measured."""
+
+    loss: float = 0.0  # summed token cross-entropy
+    tokens: int = 0  # real target tokens (EOS included)
+    attention: dict[str, float] = field(default_factory=dict)  # per-token means
+    aer: float | None = None  # None without gold links or without attention
+
+    @property
+    def token_loss(self) -> float:
+        return self.loss / max(self.tokens, 1)
+
+
+@torch.no_grad()
+def forced(
+    model: Seq2Seq,
+    data: Encoded,
+    tok: Tokenizer,
+    batches: Sequence[Sequence[int]],
+    device: torch.device,
+    precision: str = "auto",
+) -> Forced:
+    """Force-decode the pairs of ``batches`` (index lists into ``data``)."""
+    model.eval()
+    out, sums = Forced(), {}
+    words = data.word_indices(tok) if data.split.align is not None else None
+    predicted: list[set[tuple[int, int]]] = []
+    gold: list[set[tuple[int, int]]] = []
+    for index in batches:
+        batch = collate(data.src_ids, data.tgt_ids, index).to(device)
+        with autocast(device, precision):
+            loss, weights = loss_sum(
+                model, batch.src, batch.src_len, batch.tgt_in, batch.tgt_out
+            )  # weights (B, T, S) or None
+        out.loss, out.tokens = out.loss + loss.item(), out.tokens + batch.n_tgt_tokens
+        if weights is None:
+            continue
+        stats = attention_stats(weights, batch.src_len, batch.tgt_out != PAD)
+        sums = {k: sums.get(k, 0.0) + v for k, v in stats.items()}
+        if words is not None and data.split.align is not None:
+            predicted += batch_alignments(weights, index, *words)
+            gold += [set(data.split.align[i]) for i in index]
+    out.attention = _averages(sums)
+    if gold:
+        out.aer = aer(predicted, gold)
+    return out
+
+
+@torch.no_grad()
+def forced_weights(
+    model: Seq2Seq,
+    data: Encoded,
+    index: Sequence[int],
+    device: torch.device,
+    precision: str = "auto",
+) -> list[torch.Tensor]:
+    """The attention (T_ref + 1, S + 1) of each pair in ``index`` with its
+    reference fed in (EOS rows and columns included), on the CPU."""
+    batch = collate(data.src_ids, data.tgt_ids, index).to(device)
+    with autocast(device, precision):
+        _, weights = model(batch.src, batch.src_len, batch.tgt_in)  # (P, T, S)
+    return [
+        weights[k, : len(data.tgt_ids[i]) + 1, : len(data.src_ids[i]) + 1].float().cpu()
+        for k, i in enumerate(index)
+    ]
+
+
+def _averages(sums: dict[str, float]) -> dict[str, float]:
+    """Per-token means of :func:`attention_stats` sums."""
+    if not sums:
+        return {}
+    tokens, moves = max(sums["tokens"], 1.0), max(sums["moves"], 1.0)
+    return {
+        "entropy": sums["entropy"] / tokens,
+        "peak": sums["peak"] / tokens,
+        "eos_mass": sums["eos_mass"] / tokens,
+        "monotone": sums["monotone"] / moves,
+    }
