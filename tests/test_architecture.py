@@ -39,3 +39,20 @@ def test_the_model_and_data_layers_are_independent() -> None:
     (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
     assert "seq2seq.model | seq2seq.data" in layers
     assert layers[:3] == ["seq2seq.cli", "seq2seq.lab", "seq2seq.training"]
+
+
+def test_no_script_imports_another_or_edits_sys_path() -> None:
+    """Scripts share code through the package (build_loop, callbacks), not
+    through each other."""
+    scripts = sorted((REPO / "scripts").rglob("*.py"))
+    names = {p.stem for p in scripts}
+    found = []
+    for path in [*scripts, *(REPO / "scripts").rglob("*.sh")]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            words = line.split()
+            imported = words[1].split(".")[0] if len(words) > 1 else ""
+            if "sys.path" in line or (
+                words[:1] in (["import"], ["from"]) and imported in names
+            ):
+                found.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
+    assert found == []

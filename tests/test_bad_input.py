@@ -13,7 +13,7 @@ import pytest
 import torch
 from conftest import REPO, tiny_overrides, write_parallel
 
-import seq2seq.training.train as train_module
+import seq2seq.training.loop as loop_module
 from seq2seq.cli import main
 from seq2seq.config import Config, load_config
 from seq2seq.data.synth import write_corpus
@@ -339,14 +339,14 @@ def test_loss_going_nan_stops_and_keeps_the_last_checkpoint(
     tmp_path: Path, monkeypatch
 ) -> None:
     cfg = diverging_run(tmp_path, "nan")
-    real, calls = train_module.loss_sum, []
+    real, calls = loop_module.loss_sum, []
 
     def diverging(*args, **kwargs):  # a real loss that overflows at step 12
         loss, weights = real(*args, **kwargs)
         calls.append(1)
         return (loss * float("inf") if len(calls) >= 12 else loss), weights
 
-    monkeypatch.setattr(train_module, "loss_sum", diverging)
+    monkeypatch.setattr(loop_module, "loss_sum", diverging)
     with pytest.raises(UserError, match="loss became inf at step 12; lower train.lr"):
         train(cfg, "cpu")
     last = torch.load(tmp_path / "runs" / "nan" / "last.pt", weights_only=True)
@@ -434,7 +434,7 @@ def test_a_failed_start_leaves_no_run_folder(
             "allocate memory: you tried to allocate 40000000000000 bytes."
         )
 
-    monkeypatch.setattr(train_module.Loop, "run", no_memory)
+    monkeypatch.setattr(loop_module.Loop, "run", no_memory)
     argv = [
         "train",
         "--config",

@@ -15,7 +15,7 @@ from seq2seq.data.synth import write_corpus
 
 def script(name: str, *args: str) -> dict:
     proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / name), *args],
+        [sys.executable, str(REPO / "scripts" / "bench" / name), *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -38,7 +38,7 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     config = str(REPO / "configs/synth_ende/additive.yaml")
     run = tmp_path / "bench_run"
     train = script(
-        "bench_train.py", "--config", config, "--steps", "6", "--warmup", "2",
+        "train.py", "--config", config, "--steps", "6", "--warmup", "2",
         "--threads", "1", "--out", str(run), *sets,
     )  # fmt: skip
     assert train["steps"] == 6 and train["target_tokens_per_s"] > 0
@@ -47,7 +47,7 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     assert train["mflop_per_target_token"] * 1e6 > 3 * 2 * hidden * vocab
     assert 0 < train["fraction_of_peak"] < 1
     assert train["peak_rss_gib"] > 0.1
-    decode = script("bench_decode.py", str(run), "--threads", "1", "--batch", "8")
+    decode = script("decode.py", str(run), "--threads", "1", "--batch", "8")
     assert decode["sentences"] == 30
     for search in ("greedy", "beam 5, alpha 1.0"):
         assert decode[search]["sentences_per_s"] > 0
@@ -55,7 +55,7 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     plot = tmp_path / "cost.png"
     proc = subprocess.run(
         [
-            sys.executable, str(REPO / "scripts/decode_cost.py"), str(run),
+            sys.executable, str(REPO / "scripts/bench/decode_cost.py"), str(run),
             "--split", "test", "--checkpoint", "last", "--threads", "1",
             "--out", str(plot),
         ],
@@ -77,13 +77,13 @@ def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
     sets = tiny_sets(tmp_path, "pair")
     config = str(REPO / "configs/synth_ende/additive.yaml")
     args = ["--config", config, "--steps", "4", "--warmup", "2", "--threads", "1"]
-    report = script("bench_train.py", *args, "--pair", "train.fused_loss", *sets)
+    report = script("train.py", *args, "--pair", "train.fused_loss", *sets)
     assert report["pair"] == "train.fused_loss" and report["steps"] == 4
     assert report["off_target_tokens_per_s"] > 0 < report["on_target_tokens_per_s"]
     assert report["speedup"] > 0 and report["median_step_ratio"] > 0
     # The fused loss does the same matmuls, one of them in place: same count.
     mflop = [
-        script("bench_train.py", *args, "--set", f"train.fused_loss={on}", *sets)[
+        script("train.py", *args, "--set", f"train.fused_loss={on}", *sets)[
             "mflop_per_target_token"
         ]
         for on in (False, True)
@@ -91,7 +91,7 @@ def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
     assert mflop[0] == mflop[1]
     for key in ("train.lr", "train.nonsense"):  # not a true/false setting
         proc = subprocess.run(
-            [sys.executable, str(REPO / "scripts/bench_train.py"), *args,
+            [sys.executable, str(REPO / "scripts/bench/train.py"), *args,
              "--pair", key, *sets],
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
@@ -103,7 +103,7 @@ def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
     sets = tiny_sets(tmp_path, "ttb")
     proc = subprocess.run(
         [
-            sys.executable, str(REPO / "scripts/time_to_bleu.py"),
+            sys.executable, str(REPO / "scripts/bench/time_to_bleu.py"),
             "--config", str(REPO / "configs/synth_ende/additive.yaml"),
             "--every", "8", "--beam", "2", "--threads", "1", "--target", "0",
             *sets,
@@ -143,7 +143,7 @@ def test_decode_only_report_keeps_each_toolkits_fastest_repetition(
         ours = {"sentences_per_s": rate, "bleu": 33.0}
         runs = {"greedy": ours, "beam 5, alpha 1.0": {**ours, "bleu": 35.0}}
         (tmp_path / f"ours_decode.r{rep}.json").write_text(json.dumps(runs))
-    report = script("bench_report.py", str(tmp_path), "2280", "--decode-only")
+    report = script("report.py", str(tmp_path), "2280", "--decode-only")
     greedy = report["greedy"]
     assert greedy["joeynmt"]["sentences_per_s"] == 200.0  # 1000 sentences / 5 s
     assert greedy["joeynmt"]["each"] == [100.0, 200.0]
@@ -160,7 +160,7 @@ def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
     ) -> subprocess.CompletedProcess:
         env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "bench")}
         return subprocess.run(
-            ["bash", str(REPO / "scripts/bench_joeynmt.sh"), *args],
+            ["bash", str(REPO / "scripts/bench/joeynmt.sh"), *args],
             capture_output=True,
             text=True,
             env=env | {"REPEATS": repeats, "SEED": seed},
@@ -198,7 +198,7 @@ def test_seed_summary_gives_mean_spread_and_differences(tmp_path: Path) -> None:
         (tmp_path / f"seed{seed}").mkdir()
         report = json.dumps(bench_report(ours, joey))
         (tmp_path / f"seed{seed}" / "report.json").write_text(report)
-    out = script("bench_seeds.py", str(tmp_path / "seed42"), str(tmp_path / "seed1"))
+    out = script("seeds.py", str(tmp_path / "seed42"), str(tmp_path / "seed1"))
     assert list(out["seeds"]) == ["1", "42"]  # by seed
     assert out["seeds"]["42"]["seq2seq"] == {"greedy": 33.5, "beam 5": 35.0}
     assert out["seq2seq"]["greedy"] == {"mean": 34.0, "sd": 0.71}
@@ -213,12 +213,12 @@ def test_seed_summary_and_runner_refuse_bad_input(tmp_path: Path) -> None:
         env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "seeds")}
         return subprocess.run(command, capture_output=True, text=True, env=env)
 
-    summary = [sys.executable, str(REPO / "scripts/bench_seeds.py")]
+    summary = [sys.executable, str(REPO / "scripts/bench/seeds.py")]
     for folder, message in (("run1", "seed<N>"), ("seed3", "seed3/report.json")):
         (tmp_path / folder).mkdir()
         proc = run(*summary, str(tmp_path / folder))
         assert proc.returncode != 0 and message in proc.stderr
-    runner = ["bash", str(REPO / "scripts/bench_seeds.sh")]
+    runner = ["bash", str(REPO / "scripts/bench/seeds.sh")]
     for args, message in (([], "usage"), (["2280", "x"], "seed 'x'")):
         proc = run(*runner, *args)
         assert proc.returncode == 2 and message in proc.stderr
@@ -229,7 +229,7 @@ def test_training_benchmark_under_torchrun(tmp_path: Path) -> None:
     sets = tiny_sets(tmp_path, "ddp")
     config = str(REPO / "configs/synth_ende/additive.yaml")
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
-    torchrun += [str(REPO / "scripts/bench_train.py")]
+    torchrun += [str(REPO / "scripts/bench/train.py")]
     args = [*torchrun, "--config", config, "--steps", "4", "--warmup", "2"]
     args += ["--threads", "1", *sets]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
@@ -257,12 +257,12 @@ def test_profile_of_training_steps(tmp_path: Path) -> None:
     assert len(prof["top"]) == 12
     # The FLOPs from the profiler's shapes are FlopCounterMode's, on the same
     # first batch (bench_train counts during its warm-up), up to its rounding.
-    bench = script("bench_train.py", "--threads", "1", *args, "--warmup", "1")
+    bench = script("train.py", "--threads", "1", *args, "--warmup", "1")
     counted = bench["mflop_per_target_token"]  # rounded to 0.01
     assert abs(prof["matmul_mflop_per_target_token"] - counted) <= 0.0055
     cut = script("profile_step.py", "train", *args, "--warmup", "0", "--sentences", "1")
     assert cut["sentences"] == 1 and cut["target_tokens"] < prof["target_tokens"]
-    command = [sys.executable, str(REPO / "scripts/profile_step.py")]
+    command = [sys.executable, str(REPO / "scripts/bench/profile_step.py")]
     refused = subprocess.run(
         [*command, "train", "--steps", "0"], capture_output=True, text=True
     )
@@ -272,12 +272,12 @@ def test_profile_of_training_steps(tmp_path: Path) -> None:
 def test_scripts_refuse_a_missing_run_or_config_in_one_line(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing")
     for args in (
-        ["bench_train.py", "--config", missing + ".yaml"],
-        ["bench_decode.py", missing],
+        ["train.py", "--config", missing + ".yaml"],
+        ["decode.py", missing],
         ["profile_step.py", "decode", missing],
     ):
         proc = subprocess.run(
-            [sys.executable, str(REPO / "scripts" / args[0]), *args[1:]],
+            [sys.executable, str(REPO / "scripts" / "bench" / args[0]), *args[1:]],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert proc.returncode == 2, args

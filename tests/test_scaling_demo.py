@@ -1,4 +1,5 @@
-"""scripts/scaling_demo.py: raw dot products saturate the softmax, scaled ones don't."""
+"""scripts/lessons/scaling_demo.py: raw dot products saturate the softmax,
+scaled ones do not."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import importlib.util
 from conftest import REPO
 
 spec = importlib.util.spec_from_file_location(
-    "scaling_demo", REPO / "scripts/scaling_demo.py"
+    "scaling_demo", REPO / "scripts/lessons/scaling_demo.py"
 )
 demo = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(demo)

@@ -1,4 +1,5 @@
-"""scripts/self_attention_heatmaps.py: repeated words give repeated rows/columns."""
+"""scripts/lessons/self_attention_heatmaps.py: repeated words give repeated
+rows and columns."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import torch
 from conftest import REPO
 
 spec = importlib.util.spec_from_file_location(
-    "self_attention_heatmaps", REPO / "scripts/self_attention_heatmaps.py"
+    "self_attention_heatmaps", REPO / "scripts/lessons/self_attention_heatmaps.py"
 )
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)

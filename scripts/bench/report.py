@@ -1,6 +1,6 @@
-"""Read what scripts/bench_joeynmt.sh wrote and print both sides and the ratios.
+"""Read what scripts/bench/joeynmt.sh wrote and print both sides and the ratios.
 
-    python scripts/bench_report.py BENCH_DIR STEPS [--decode-only]
+    python scripts/bench/report.py BENCH_DIR STEPS [--decode-only]
 
 JoeyNMT: target tokens/s = median of its "Tokens per Sec" log lines after step
 20 (steps 21..STEPS, validation excluded), decode = its "Generation took" on the

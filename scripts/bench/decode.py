@@ -1,6 +1,6 @@
 """Decoding throughput of a trained run, as JSON.
 
-    python scripts/bench_decode.py RUN_DIR [--split test] [--batch 64]
+    python scripts/bench/decode.py RUN_DIR [--split test] [--batch 64]
         [--beam 1 --beam 5] [--alpha 1.0] [--threads 2] [--device cpu]
 
 Times ``search.decode_corpus`` alone (batching, encoder, search; not model

@@ -7,7 +7,8 @@ variance at 1 for every d. This script measures, for growing d, the standard
 deviation of the scores, the softmax entropy and the largest weight, raw and
 scaled, prints a table and writes a plot.
 
-    python scripts/scaling_demo.py [--keys 32] [--trials 2000] [--out scaling.png]
+    python scripts/lessons/scaling_demo.py [--keys 32] [--trials 2000]
+        [--out scaling.png]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short prepared check for a machine with a CUDA GPU (under 5 minutes):
 #
-#   bash scripts/gpu_check.sh            # after make install
+#   bash scripts/bench/gpu_check.sh            # after make install
 #
 # 1. the real CLI trains the benchmark spec on CUDA with bf16 autocast for 200
 #    steps (validation, checkpoints, TensorBoard included) and evaluates it;
@@ -10,7 +10,7 @@
 # Multi30k comes from $SEQ2SEQ_DATA_MIRROR (default ../shared/data/multi30k).
 # Outputs go to $OUT (default /tmp/seq2seq_gpu_check). Never needed by tests or CI.
 set -euo pipefail
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 OUT=${OUT:-/tmp/seq2seq_gpu_check}
 export SEQ2SEQ_DATA_MIRROR=${SEQ2SEQ_DATA_MIRROR:-$REPO/../shared/data/multi30k}
@@ -28,9 +28,9 @@ run "$PY" -m seq2seq train --config configs/multi30k/bench_additive.yaml --devic
   --set train.val_every=100 --set train.val_max_sentences=200
 run "$PY" -m seq2seq evaluate "$OUT/runs/multi30k/bench_additive" --device cuda
 for precision in bf16 fp32; do
-  run "$PY" scripts/bench_train.py --device cuda --steps 200 --warmup 20 \
+  run "$PY" scripts/bench/train.py --device cuda --steps 200 --warmup 20 \
     --set "train.precision=$precision" --out "$OUT/bench_$precision" \
     | tee "$OUT/bench_train_$precision.json"
 done
-run "$PY" scripts/bench_decode.py "$OUT/bench_bf16" --device cuda --beam 1 --beam 5 \
+run "$PY" scripts/bench/decode.py "$OUT/bench_bf16" --device cuda --beam 1 --beam 5 \
   | tee "$OUT/bench_decode.json"

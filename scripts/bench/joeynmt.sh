@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # JoeyNMT 2.3.0 and seq2seq side by side on the benchmark spec, in one run.
 #
-#   bash scripts/bench_joeynmt.sh [STEPS]          # default 320 updates each
-#   bash scripts/bench_joeynmt.sh STEPS --decode-only  # decode again only
-#   REPEATS=3 bash scripts/bench_joeynmt.sh ...        # each decode 3 times
-#   SEED=1 bash scripts/bench_joeynmt.sh ...           # both toolkits' seed (42)
+#   bash scripts/bench/joeynmt.sh [STEPS]          # default 320 updates each
+#   bash scripts/bench/joeynmt.sh STEPS --decode-only  # decode again only
+#   REPEATS=3 bash scripts/bench/joeynmt.sh ...        # each decode 3 times
+#   SEED=1 bash scripts/bench/joeynmt.sh ...           # both toolkits' seed (42)
 #
 # Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv),
 # prepares Multi30k de-en ($SEQ2SEQ_DATA_MIRROR, default data/multi30k as
 # `seq2seq prepare multi30k` leaves it) with a joint sentencepiece unigram 8000 model,
 # trains JoeyNMT with
-# scripts/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
-# the same spec (scripts/bench_train.py, configs/multi30k/bench_additive.yaml),
+# scripts/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
+# the same spec (scripts/bench/train.py, configs/multi30k/bench_additive.yaml),
 # decodes test_2016_flickr greedy and beam 5 with both (JoeyNMT's "test",
-# scripts/bench_decode.py) and prints both and the ratios as JSON. Everything runs
+# scripts/bench/decode.py) and prints both and the ratios as JSON. Everything runs
 # one after the other on $THREADS threads (default 2), so the two share the
 # machine's state. Scratch files go to $BENCH_DIR (default /tmp/seq2seq_bench).
 # --decode-only keeps the two models an earlier run of the same STEPS trained
@@ -25,13 +25,13 @@ set -euo pipefail
 
 STEPS=${1:-320}
 DECODE_ONLY=${2:-}
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=${BENCH_DIR:-/tmp/seq2seq_bench}
 # The files `seq2seq prepare multi30k` downloaded, else the mirror beside the checkout.
 MIRROR=$REPO/data/multi30k
 [[ -f $MIRROR/train.de.gz ]] || MIRROR=$REPO/../shared/data/multi30k
 MIRROR=${SEQ2SEQ_DATA_MIRROR:-$MIRROR}
-SPEC=$REPO/scripts/joeynmt/rnn_m30k_deen.yaml
+SPEC=$REPO/scripts/bench/joeynmt/rnn_m30k_deen.yaml
 THREADS=${THREADS:-2}
 REPEATS=${REPEATS:-1}
 SEED=${SEED:-42}
@@ -63,17 +63,17 @@ case $DECODE_ONLY in
     for f in "$WORK/models/bench/latest.ckpt" "$WORK/ours_run/last.pt" \
         "$WORK/ours_train.json"; do
       [[ -e $f ]] || { echo "error: $f not found: --decode-only needs a full run" \
-        "of bash scripts/bench_joeynmt.sh $STEPS first" >&2; exit 2; }
+        "of bash scripts/bench/joeynmt.sh $STEPS first" >&2; exit 2; }
     done
     if ! grep -q "updates: $STEPS\$" "$WORK/joey.yaml"; then
       echo "error: $WORK/joey.yaml was not trained for $STEPS updates;" \
-        "run bash scripts/bench_joeynmt.sh $STEPS first" >&2
+        "run bash scripts/bench/joeynmt.sh $STEPS first" >&2
       exit 2
     fi ;;
   *) echo "error: unknown option '$DECODE_ONLY' (only --decode-only)" >&2; exit 2 ;;
 esac
 
-# --- JoeyNMT in its own venv (pins: scripts/joeynmt/README.md) ---------------
+# --- JoeyNMT in its own venv (pins: scripts/bench/joeynmt/README.md) ---------------
 if [[ ! -f $VENV/.installed ]]; then
   log "installing JoeyNMT 2.3.0 into $VENV"
   python3 -m venv "$VENV"
@@ -110,15 +110,8 @@ fi
 CFG=$WORK/joey.yaml
 if [[ -z $DECODE_ONLY ]]; then  # training, both toolkits (not with --decode-only)
 # --- the machine's fp32 matmul peak now, before JoeyNMT runs (ours is measured
-# again inside bench_train.py): a shared machine can drift within one run -----
-"$PY" - "$REPO/scripts" "$THREADS" > "$WORK/peak_before.txt" <<'EOF'
-import sys
-sys.path.insert(0, sys.argv[1])
-import torch
-from bench_train import matmul_peak
-torch.set_num_threads(int(sys.argv[2]))
-print(round(matmul_peak(torch.device("cpu")), 1))
-EOF
+# again inside scripts/bench/train.py): a shared machine can drift within one run -----
+"$PY" "$REPO/scripts/bench/train.py" --peak --threads "$THREADS" > "$WORK/peak_before.txt"
 
 # --- JoeyNMT: train STEPS updates ---------------------------------------------
 # No validation inside (validation_freq stays above STEPS); JoeyNMT saves the
@@ -133,7 +126,7 @@ log "JoeyNMT: training $STEPS updates"
 log "seq2seq: training $STEPS updates"
 SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en \
   --out "$WORK/ours_data" >&2
-/usr/bin/time -v "$PY" "$REPO/scripts/bench_train.py" --threads "$THREADS" \
+/usr/bin/time -v "$PY" "$REPO/scripts/bench/train.py" --threads "$THREADS" \
   --steps $((STEPS - 20)) --warmup 20 --out "$WORK/ours_run" --set "train.seed=$SEED" \
   --set "data.train.src=$WORK/ours_data/train.de.gz" \
   --set "data.train.tgt=$WORK/ours_data/train.en.gz" \
@@ -160,8 +153,8 @@ for rep in $(seq 1 "$REPEATS"); do
       > "$WORK/joey_test_beam$beam.r$rep.log" 2>&1
   done
   log "seq2seq: decoding, greedy and beam 5 ($rep/$REPEATS)"
-  "$PY" "$REPO/scripts/bench_decode.py" "$WORK/ours_run" --threads "$THREADS" \
+  "$PY" "$REPO/scripts/bench/decode.py" "$WORK/ours_run" --threads "$THREADS" \
     --batch 64 --beam 1 --beam 5 > "$WORK/ours_decode.r$rep.json"
 done
 
-"$PY" "$REPO/scripts/bench_report.py" "$WORK" "$STEPS" $DECODE_ONLY
+"$PY" "$REPO/scripts/bench/report.py" "$WORK" "$STEPS" $DECODE_ONLY

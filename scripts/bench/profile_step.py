@@ -1,15 +1,17 @@
 """Where a training step or a corpus decode spends its time, as JSON.
 
-    python scripts/profile_step.py train [--config configs/multi30k/bench_additive.yaml]
-        [--steps 10] [--warmup 10] [--sentences K] [--threads 2] [--set KEY=VALUE]
-    python scripts/profile_step.py decode RUN_DIR [--beam 1] [--batch 64]
+    python scripts/bench/profile_step.py train
+        [--config configs/multi30k/bench_additive.yaml] [--steps 10]
+        [--warmup 10] [--sentences K] [--threads 2] [--set KEY=VALUE]
+    python scripts/bench/profile_step.py decode RUN_DIR [--beam 1] [--batch 64]
 
-``train`` runs ``Loop.train_step`` on the config's batches: ``--warmup`` steps,
-then ``--steps`` timed without the profiler, then the same batches again
-under torch.profiler (a step costs the same whatever the weights).
+``train`` runs ``Loop.train_step`` (set up by ``build_loop``) on the config's
+batches: ``--warmup`` steps, then ``--steps`` timed without the profiler,
+then the same batches again under torch.profiler (a step costs the same
+whatever the weights).
 ``--sentences K`` cuts every batch to its first K sentences, which shows what
 a step costs whatever its size. ``decode`` does the same with
-``search.decode_corpus`` on the test split of a trained run.
+``decoding.decode_corpus`` on the test split of a trained run.
 
 Reports the wall-clock time without the profiler; the profiled time (operator
 self times, which the profiler inflates); the matmuls' share of it and the
@@ -21,6 +23,7 @@ First: ``seq2seq prepare multi30k``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -29,7 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from bench_train import epochs_of_batches, make_loop  # scripts/ is on sys.path
 from torch.profiler import ProfilerActivity, profile
 
 from seq2seq.config import load_config
@@ -41,6 +43,7 @@ from seq2seq.training.checkpoint import load_run
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks
+from seq2seq.training.train import build_loop
 
 
 def matmul_flops(name: str, shapes: list[list[int]]) -> int:
@@ -94,8 +97,9 @@ def timed_then_profiled(work: Callable[[], None], per: int) -> dict:
 def profile_train(args: argparse.Namespace, device: torch.device) -> dict:
     cfg = load_config(args.config, args.overrides)
     with tempfile.TemporaryDirectory() as scratch:
-        loop = make_loop(cfg, Ranks(device=device), Path(scratch), keep=False)
-        batches = epochs_of_batches(loop, args.warmup + args.steps)
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the JSON
+            loop = build_loop(cfg, Ranks(device=device), Path(scratch), progress="off")
+        batches = loop.first_batches(args.warmup + args.steps)
         batches = [index[: args.sentences or None] for index in batches]
         for index in batches[: args.warmup]:
             loop.train_step(index)

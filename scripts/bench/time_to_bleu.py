@@ -1,6 +1,6 @@
 """Wall-clock time to a test BLEU, and the best test BLEU within a time budget.
 
-    python scripts/time_to_bleu.py [--config configs/multi30k/additive.yaml]
+    python scripts/bench/time_to_bleu.py [--config configs/multi30k/additive.yaml]
         [--minutes 60] [--target 28.3] [--beam 5] [--every 200] [--set KEY=VALUE]
 
 Trains the config with the normal training loop, and at every validation
@@ -18,49 +18,48 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from seq2seq.config import load_config
-from seq2seq.data.workspace import load_workspace
 from seq2seq.errors import run_script
 from seq2seq.model.search import Decoding
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks
+from seq2seq.training.loop import Callback, Loop
 from seq2seq.training.metrics import bleu
-from seq2seq.training.train import Loop, rank_model, seed_everything
+from seq2seq.training.train import build_loop
 
 
-class TimedLoop(Loop):
-    """The training loop, with a beam-search test evaluation after every
-    validation that does not count against the clock."""
+class TestBleu(Callback):
+    """After every validation, a beam-search decode of the test set, scored,
+    and taken off the clock (and the budget)."""
 
-    decoding: Decoding
-    curve: list[dict[str, float]]
+    def __init__(self, decoding: Decoding) -> None:
+        self.decoding = decoding
+        self.curve: list[dict[str, float]] = []
 
-    def validate(self) -> bool:
-        stop = super().validate()
-        tick = time.monotonic()
-        test = self.ws.test
-        hyps = decode_corpus(
-            self.model,
-            test.src_ids,
-            self.cfg.eval.batch_sentences,
-            self.cfg.eval.max_len_ratio,
-            self.device,
-            self.decoding,
-        )
-        texts = [self.ws.tokenizer.decode_tgt(h.tokens) for h in hyps]
-        score = bleu(texts, test.split.tgt)[0]
-        self.start += time.monotonic() - tick  # off the clock (and the budget)
-        minutes = (time.monotonic() - self.start) / 60
-        point = {"step": self.step, "minutes": round(minutes, 2), "test_bleu": score}
+    def after_validation(self, loop: Loop, result: dict[str, Any]) -> bool:
+        with loop.off_the_clock():
+            test, cfg = loop.ws.test, loop.cfg
+            hyps = decode_corpus(
+                loop.model,
+                test.src_ids,
+                cfg.eval.batch_sentences,
+                cfg.eval.max_len_ratio,
+                loop.device,
+                self.decoding,
+            )
+            texts = [loop.ws.tokenizer.decode_tgt(h.tokens) for h in hyps]
+            score = bleu(texts, test.split.tgt)[0]
+        minutes = round(loop.minutes(), 2)
+        point = {"step": loop.step, "minutes": minutes, "test_bleu": score}
         self.curve.append(point)
         print(json.dumps(point), flush=True)
-        return stop
+        return False
 
 
 def main() -> None:
@@ -78,17 +77,14 @@ def main() -> None:
     device = pick_device(args.device)
     budget = [f"train.max_minutes={args.minutes}", f"train.val_every={args.every}"]
     cfg = load_config(args.config, [*args.overrides, *budget])
-    seed_everything(cfg.train.seed)
-    ws = load_workspace(cfg)
-    if ws.test is None:
+    if cfg.data.test is None:
         raise SystemExit(f"error: {args.config} has no data.test")
-    ranks = Ranks(device=device)
+    timer = TestBleu(Decoding(args.beam))
     with tempfile.TemporaryDirectory() as run_dir:
-        loop = TimedLoop(cfg, ws, rank_model(cfg, ws, ranks), ranks, Path(run_dir))
-        loop.decoding, loop.curve = Decoding(args.beam), []
-        loop.run()
-    reached = [c["minutes"] for c in loop.curve if c["test_bleu"] >= args.target]
-    best = max(loop.curve, key=lambda c: c["test_bleu"])
+        ranks = Ranks(device=device)
+        build_loop(cfg, ranks, Path(run_dir), callbacks=[timer]).run()
+    reached = [c["minutes"] for c in timer.curve if c["test_bleu"] >= args.target]
+    best = max(timer.curve, key=lambda c: c["test_bleu"])
     summary = {
         "config": args.config,
         "target": args.target,

@@ -1,6 +1,6 @@
 """Decoding time per sentence against source length, one line per run.
 
-    python scripts/decode_cost.py RUN_DIR... [--split test_joined] [--beam 1]
+    python scripts/bench/decode_cost.py RUN_DIR... [--split test_joined] [--beam 1]
         [--threads 2] [--out decode_cost.png]
 
 Decodes every sentence of the split alone (batch 1, so nothing else shares its
@@ -21,15 +21,15 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402 (after choosing the backend)
+import torch
 
 from seq2seq.data.corpus import load_split
-from seq2seq.data.workspace import encode  # noqa: E402
+from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
 from seq2seq.model.search import Decoding
-from seq2seq.training.checkpoint import load_run  # noqa: E402
-from seq2seq.training.decoding import decode_corpus  # noqa: E402
+from seq2seq.training.checkpoint import load_run
+from seq2seq.training.decoding import decode_corpus
 
 BIN = 10  # subwords per bin
 

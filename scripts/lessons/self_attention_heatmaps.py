@@ -11,21 +11,19 @@ matrix of the first sentence as a labelled heatmap:
    matrix repeats itself. Without positions, self-attention cannot tell the
    two "cat"s apart: it is permutation-equivariant.
 
-    python scripts/self_attention_heatmaps.py [--out self_attention.png]
+    python scripts/lessons/self_attention_heatmaps.py [--out self_attention.png]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from seq2seq.errors import run_script
-from seq2seq.model.attention import SingleHeadAttention  # noqa: E402
+from seq2seq.model.attention import SingleHeadAttention
 
 WORDS = "the cat saw the dog and the cat".split()
 

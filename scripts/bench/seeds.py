@@ -1,6 +1,6 @@
 """Test BLEU of both toolkits over several seeds: the summary of bench_seeds.sh.
 
-    python scripts/bench_seeds.py DIR...
+    python scripts/bench/seeds.py DIR...
 
 Each DIR is one seed's side-by-side run, named ``seed<N>`` (bench_seeds.sh
 writes them), with the ``report.json`` that bench_joeynmt.sh printed. Prints,
@@ -17,9 +17,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench_report import SEARCHES as SEARCH_ROWS  # scripts/ is on sys.path
-
-SEARCHES = tuple(name for name, _, _ in SEARCH_ROWS)  # "greedy", "beam 5"
+# The decodings report.py writes for each toolkit, as its JSON names them.
+SEARCHES = ("greedy", "beam 5")
 TOOLKITS = ("joeynmt", "seq2seq")
 
 
@@ -31,7 +30,7 @@ def read(run: Path) -> tuple[int, dict]:
     try:
         return int(run.name[4:]), json.loads(report.read_text())
     except (OSError, json.JSONDecodeError) as e:
-        sys.exit(f"error: {report}: {e}; run bash scripts/bench_seeds.sh again")
+        sys.exit(f"error: {report}: {e}; run bash scripts/bench/seeds.sh again")
 
 
 def per_seed(report: dict) -> dict:
@@ -65,7 +64,7 @@ def summary(reports: dict[int, dict]) -> dict:
 
 def main() -> None:
     if len(sys.argv) < 2:
-        sys.exit("usage: python scripts/bench_seeds.py DIR... (seed<N> folders)")
+        sys.exit("usage: python scripts/bench/seeds.py DIR... (seed<N> folders)")
     runs = dict(read(Path(arg)) for arg in sys.argv[1:])
     steps = {report["steps"] for report in runs.values()}
     if len(steps) != 1:

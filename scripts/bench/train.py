@@ -1,19 +1,20 @@
 """Training throughput on the benchmark spec, as JSON.
 
-    python scripts/bench_train.py [--config configs/multi30k/bench_additive.yaml]
+    python scripts/bench/train.py [--config configs/multi30k/bench_additive.yaml]
         [--steps 300] [--warmup 20] [--threads 2] [--device cpu] [--set KEY=VALUE]
 
-Runs the real training step (``train.Loop.train_step``: forward, loss, backward,
-clipping, Adam) on the config's batches, times ``--steps`` steps after
-``--warmup`` (no validation inside), and prints: target tokens/s and
-sentences/s, peak RSS, the matmul FLOPs of one step per target token (counted
-by ``torch.utils.flop_counter`` on real batches, forward + backward), the
-achieved GFLOP/s, this machine's fp32 matmul peak (a 2048x2048 matmul, best of
-several, measured in the same run) and the fraction of it reached.
+Runs the real training step (``Loop.train_step``, set up by ``build_loop``:
+forward, loss, backward, clipping, Adam) on the config's batches, times
+``--steps`` steps after ``--warmup`` (no validation inside), and prints:
+target tokens/s and sentences/s, peak RSS, the matmul FLOPs of one step per
+target token (counted by ``torch.utils.flop_counter`` on real batches,
+forward + backward), the achieved GFLOP/s, this machine's fp32 matmul peak (a
+2048x2048 matmul, best of several, measured in the same run) and the
+fraction of it reached (``--peak`` prints the peak alone).
 Target tokens = target subwords + one end-of-sentence per sentence, the count
 JoeyNMT's "Tokens per Sec" uses. First: ``seq2seq prepare multi30k``.
 
-    python scripts/bench_train.py --pair train.fused_loss [--steps 100]
+    python scripts/bench/train.py --pair train.fused_loss [--steps 100]
 
 compares a boolean setting instead: two loops, the setting off and on, train
 the same batches, alternating step by step (and which of them goes first), so
@@ -21,7 +22,7 @@ that the machine's drift, tens of percent within minutes here, hits both
 alike. It prints each one's target tokens/s, the speedup (off time / on time)
 and the median of the per-step ratios.
 
-    torchrun --nproc_per_node 2 scripts/bench_train.py --threads 1
+    torchrun --nproc_per_node 2 scripts/bench/train.py --threads 1
 
 times the same under DistributedDataParallel, each process training its share
 of every batch as ``seq2seq train`` does under torchrun: tokens/s and FLOPs
@@ -32,6 +33,7 @@ matmul peak is measured with all their threads (processes x --threads).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -44,12 +46,12 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from seq2seq import run
-from seq2seq.config import Config, load_config, save_config
+from seq2seq.config import Config, load_config
 from seq2seq.errors import UserError, run_script
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks, process_group
-from seq2seq.training.train import Loop, rank_model, rank_workspace, seed_everything
+from seq2seq.training.loop import Loop
+from seq2seq.training.train import build_loop
 
 
 def matmul_peak(
@@ -112,21 +114,19 @@ def parse_args() -> argparse.Namespace:
         "--out", type=Path, help="keep the trained model here (for bench_decode.py)"
     )
     p.add_argument("--pair", metavar="KEY", help="time KEY=false against KEY=true")
+    p.add_argument(
+        "--peak", action="store_true", help="print the fp32 matmul peak (GFLOP/s)"
+    )
     return p.parse_args()
 
 
-def make_loop(cfg: Config, ranks: Ranks, run_dir: Path, keep: bool) -> Loop:
+def make_loop(cfg: Config, ranks: Ranks, run_dir: Path) -> Loop:
     """The training loop of ``cfg`` on this rank, set up as ``seq2seq train``
-    does it; with ``keep``, ``run_dir`` is a run directory that bench_decode.py
-    and ``seq2seq evaluate`` can load."""
-    seed_everything(cfg.train.seed)
-    ws = rank_workspace(cfg, ranks)
-    if keep and ranks.main:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        save_config(cfg, run.config_file(run_dir))
-        ws.tokenizer_to(run_dir)
-    ranks.wait()
-    return Loop(cfg, ws, rank_model(cfg, ws, ranks), ranks, run_dir)
+    sets it up (train.build_loop), writing into ``run_dir``: with ``--out`` a
+    run folder that decode.py and ``seq2seq evaluate`` can load. Its one
+    line about the model goes to stderr: stdout is the JSON report."""
+    with contextlib.redirect_stdout(sys.stderr):
+        return build_loop(cfg, ranks, run_dir, progress="off")
 
 
 def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
@@ -135,7 +135,7 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
     sees exactly warmup + steps batches."""
     if warmup < 1:
         sys.exit("error: --warmup must be >= 1")
-    batches = epochs_of_batches(loop, warmup + steps)
+    batches = loop.first_batches(warmup + steps)
     counted = min(5, warmup)
     per_token = flops_per_token(loop, batches[:counted])
     for index in batches[counted:warmup]:
@@ -160,19 +160,10 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
     }
 
 
-def epochs_of_batches(loop: Loop, n: int) -> list[list[int]]:
-    """The first ``n`` batches, epoch after epoch, as training sees them."""
-    batches: list[list[int]] = []
-    while len(batches) < n:
-        loop.epoch += 1
-        batches += loop.epoch_batches()
-    return batches[:n]
-
-
 def measure_pair(loops: dict[bool, Loop], warmup: int, steps: int) -> dict:
     """Train both loops on the same batches, alternating; time the last ``steps``."""
     seconds, ratios, tokens = {False: 0.0, True: 0.0}, [], 0
-    for k, index in enumerate(epochs_of_batches(loops[False], warmup + steps)):
+    for k, index in enumerate(loops[False].first_batches(warmup + steps)):
         took = {}
         for on in (k % 2 == 1, k % 2 == 0):  # who goes first alternates
             start = time.perf_counter()
@@ -204,9 +195,7 @@ def pair(args: argparse.Namespace, device: torch.device) -> dict:
         sys.exit(f"error: --pair {args.pair}: not a true/false setting")
     with tempfile.TemporaryDirectory() as scratch:
         loops = {
-            on: make_loop(
-                cfgs[on], Ranks(device=device), Path(scratch) / str(on), False
-            )
+            on: make_loop(cfgs[on], Ranks(device=device), Path(scratch) / str(on))
             for on in cfgs
         }
         report = {"config": args.config, "pair": args.pair, "steps": args.steps}
@@ -240,7 +229,7 @@ def bench(args: argparse.Namespace, ranks: Ranks) -> dict:
     """Train and time the config on this rank; the report (rank 0's counts)."""
     cfg = load_config(args.config, args.overrides)
     with tempfile.TemporaryDirectory() as scratch:
-        loop = make_loop(cfg, ranks, args.out or Path(scratch), args.out is not None)
+        loop = make_loop(cfg, ranks, args.out or Path(scratch))
         speed = measure(loop, args.warmup, args.steps)
         loop.save_last()
         if loop.board is not None:  # rank 0's
@@ -263,6 +252,9 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
     device = pick_device(args.device)
+    if args.peak:  # joeynmt.sh measures it before JoeyNMT trains, too
+        print(round(matmul_peak(device), 1))
+        return
     if args.pair:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             sys.exit(
