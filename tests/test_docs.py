@@ -155,6 +155,20 @@ def test_every_registered_mode_is_in_the_readmes_table() -> None:
         assert f"`{name}`" in table, f"README's table of modes lacks {name}"
 
 
+def test_the_readmes_reading_path_is_the_model_in_order_with_true_lengths() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Read the code")[1].split("\n## ")[0]
+    rows = re.findall(
+        r"^\| \[(\w+\.py)\]\((seq2seq/model/\w+\.py)\) \| (\d+) \|", section, re.M
+    )
+    names = [name for name, _, _ in rows]
+    order = ["attention.py", "encoder.py", "decoder.py", "model.py", "search.py"]
+    assert [n for n in names if n in order] == order
+    for name, path, lines in rows:
+        actual = len((REPO / path).read_text().splitlines())
+        assert int(lines) == actual, f"README says {name} has {lines} lines: {actual}"
+
+
 def test_the_readme_holds_no_history() -> None:
     """Commits, dates and machine names belong to docs/results.md's metadata
     lines; history is git log."""
