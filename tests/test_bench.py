@@ -120,7 +120,7 @@ def test_time_to_bleu_reports_a_curve(tmp_path: Path) -> None:
 
 
 def joey_test_log(seconds: float, bleu: float) -> str:
-    """The lines of a JoeyNMT 2.3.0 test log that bench_report.py reads
+    """The lines of a JoeyNMT 2.3.0 test log that bench/report.py reads
     (the dev set first, then the test set)."""
     return (
         "INFO - joeynmt.prediction - Generation took 9.0[sec].\n"
@@ -181,7 +181,7 @@ def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
 
 
 def bench_report(ours: tuple[float, float], joey: tuple[float, float]) -> dict:
-    """The BLEU part of what bench_report.py prints for one full run."""
+    """The BLEU part of what bench/report.py prints for one full run."""
 
     def side(bleu: tuple[float, float]) -> dict:
         return {"greedy": {"bleu": bleu[0]}, "beam 5": {"bleu": bleu[1]}}

@@ -5,8 +5,8 @@
 #
 # 1. the real CLI trains the benchmark spec on CUDA with bf16 autocast for 200
 #    steps (validation, checkpoints, TensorBoard included) and evaluates it;
-# 2. bench_train.py: training throughput and peak GPU memory, bf16 and fp32;
-# 3. bench_decode.py: greedy and beam-5 decoding of test_2016_flickr on CUDA.
+# 2. bench/train.py: training throughput and peak GPU memory, bf16 and fp32;
+# 3. bench/decode.py: greedy and beam-5 decoding of test_2016_flickr on CUDA.
 # Multi30k comes from $SEQ2SEQ_DATA_MIRROR (default ../shared/data/multi30k).
 # Outputs go to $OUT (default /tmp/seq2seq_gpu_check). Never needed by tests or CI.
 set -euo pipefail

@@ -5,7 +5,7 @@
 JoeyNMT: target tokens/s = median of its "Tokens per Sec" log lines after step
 20 (steps 21..STEPS, validation excluded), decode = its "Generation took" on the
 test set, peak RSS = GNU time's maximum resident set size. Ours: the JSON of
-bench_train.py and bench_decode.py, peak RSS from GNU time as well. With
+bench/train.py and bench/decode.py, peak RSS from GNU time as well. With
 ``--decode-only`` only the decoding figures and their ratios (the training
 figures on disk are those of an earlier run). Decoding may have been repeated
 (joey_test_beam{1,5}.rN.log, ours_decode.rN.json): each toolkit's fastest
@@ -70,7 +70,7 @@ def decodes(work: Path) -> dict[str, dict]:
         hyp = work / f"joey_hyp_beam{beam}.test"
         logs = sorted(work.glob(f"joey_test_beam{beam}.r*.log"))
         if not ours or not logs:
-            sys.exit(f"error: {work}: no decoding logs; run bench_joeynmt.sh")
+            sys.exit(f"error: {work}: no decoding logs; run bench/joeynmt.sh")
         joey = [joey_decode(log, hyp) for log in logs]
         both = {"joeynmt": joey, "seq2seq": [run[key] for run in ours]}
         out[name] = {}

@@ -1,9 +1,9 @@
-"""Test BLEU of both toolkits over several seeds: the summary of bench_seeds.sh.
+"""Test BLEU of both toolkits over several seeds: the summary of bench/seeds.sh.
 
     python scripts/bench/seeds.py DIR...
 
-Each DIR is one seed's side-by-side run, named ``seed<N>`` (bench_seeds.sh
-writes them), with the ``report.json`` that bench_joeynmt.sh printed. Prints,
+Each DIR is one seed's side-by-side run, named ``seed<N>`` (bench/seeds.sh
+writes them), with the ``report.json`` that bench/joeynmt.sh printed. Prints,
 as JSON, each seed's test BLEU (greedy and beam 5) and ratios, then per
 toolkit the mean and sample standard deviation of BLEU over the seeds, and
 ours minus JoeyNMT: the difference of the means and each seed's difference.
@@ -25,7 +25,7 @@ TOOLKITS = ("joeynmt", "seq2seq")
 def read(run: Path) -> tuple[int, dict]:
     """The seed (from the folder's name) and the report of one run."""
     if not run.name.startswith("seed") or not run.name[4:].isdigit():
-        sys.exit(f"error: {run}: expected a folder named seed<N> (bench_seeds.sh)")
+        sys.exit(f"error: {run}: expected a folder named seed<N> (bench/seeds.sh)")
     report = run / "report.json"
     try:
         return int(run.name[4:]), json.loads(report.read_text())

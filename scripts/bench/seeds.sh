@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test BLEU of JoeyNMT 2.3.0 and seq2seq over several seeds: for each seed, a
-# full side-by-side run of bench_joeynmt.sh (both toolkits train STEPS updates
+# full side-by-side run of bench/joeynmt.sh (both toolkits train STEPS updates
 # with that seed, then decode test_2016_flickr), then the summary.
 #
 #   bash scripts/bench/seeds.sh STEPS SEED...   # e.g. 2280 42 1 2: ~45 min a seed
@@ -36,7 +36,7 @@ for seed in "$@"; do
     continue
   fi
   mkdir -p "$dir"
-  echo "[seeds] seed $seed: bench_joeynmt.sh $STEPS in $dir" >&2
+  echo "[seeds] seed $seed: bench/joeynmt.sh $STEPS in $dir" >&2
   SEED=$seed BENCH_DIR=$dir JOEY_VENV=$ROOT/venv \
     bash "$REPO/scripts/bench/joeynmt.sh" "$STEPS" > "$dir/report.json.part"
   mv "$dir/report.json.part" "$dir/report.json"  # only a finished run counts

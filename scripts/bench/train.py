@@ -111,7 +111,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument(
-        "--out", type=Path, help="keep the trained model here (for bench_decode.py)"
+        "--out", type=Path, help="keep the trained model here (for bench/decode.py)"
     )
     p.add_argument("--pair", metavar="KEY", help="time KEY=false against KEY=true")
     p.add_argument(
