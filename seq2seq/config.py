@@ -230,6 +230,10 @@ class TrainConfig:
         False,
         "output layer + cross-entropy in cache-sized chunks (model/loss.py)",
     )
+    fused_recurrence: bool = key(
+        False,
+        "the decoder GRU over all steps as one node (model/recurrence.py)",
+    )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(
         0,
@@ -284,6 +288,15 @@ class Config:
 
     def __post_init__(self) -> None:
         check_run_name(self.name, "name")
+        dec = self.model.decoder
+        _check(
+            not self.train.fused_recurrence
+            or (dec.rnn == "gru" and not dec.input_feeding),
+            "train.fused_recurrence",
+            "needs model.decoder.rnn=gru and model.decoder.input_feeding=false "
+            "(with input feeding each step needs the last one's attention); "
+            "set it false",
+        )
 
     @property
     def run_dir(self) -> Path:

@@ -76,6 +76,37 @@ def check_precomputed(module: att.Attention) -> None:
     torch.testing.assert_close(a[1], b[1])
 
 
+def check_steps(module: att.Attention) -> None:
+    """Every step at once (the decoder's fused path) equals one step at a
+    time, forward and backward."""
+    torch.manual_seed(5)
+    queries = torch.randn(B, 4, D, requires_grad=True)  # (B, T, Hq)
+    keys = torch.randn(B, S, D)
+    projected = module.project_keys(keys, MASK)
+    steps = [module(q, keys, MASK, projected) for q in queries.unbind(1)]
+    context, weights = module.forward_steps(queries, keys, MASK, projected)
+    torch.testing.assert_close(context, torch.stack([c for c, _ in steps], 1))
+    if module.has_alignment:
+        torch.testing.assert_close(weights, torch.stack([w for _, w in steps], 1))
+    else:
+        assert weights is None
+    looped = torch.stack([c for c, _ in steps], 1).pow(2).sum()
+    if not looped.requires_grad:  # a context made of no parameter (none)
+        assert not context.requires_grad
+        return
+    grads = [
+        torch.autograd.grad(
+            out, [queries, *module.parameters()], allow_unused=True, retain_graph=True
+        )
+        for out in (context.pow(2).sum(), looped)
+    ]
+    for got, want in zip(*grads, strict=True):
+        if want is None or got is None:  # not a function of this one (mean: query)
+            assert (want is None or not want.any()) and (got is None or not got.any())
+        else:
+            torch.testing.assert_close(got, want)
+
+
 def test_every_config_value_is_a_registered_mode_and_back() -> None:
     field = {f.name: f for f in dataclasses.fields(ModelConfig)}["attention"]
     assert field.metadata["choices"]() == tuple(modules())
@@ -102,6 +133,11 @@ def test_padding_content_cannot_leak(name: str) -> None:
 @pytest.mark.parametrize("name", list(modules()))
 def test_precomputed_keys_give_the_same_result(name: str) -> None:
     check_precomputed(modules()[name])
+
+
+@pytest.mark.parametrize("name", list(modules()))
+def test_every_step_at_once_equals_one_step_at_a_time(name: str) -> None:
+    check_steps(modules()[name])
 
 
 @pytest.mark.parametrize("name", [n for n in modules() if n not in ALIGNING])
@@ -145,7 +181,7 @@ def test_a_new_mode_is_one_class_and_one_registration() -> None:
         cfg = build(ModelConfig, raw, "model")
         model = build_model(cfg, src_vocab=11, tgt_vocab=13)
         assert isinstance(model.decoder.attention, _Cosine)
-        for check in (check_weights, check_no_leak, check_precomputed):
+        for check in (check_weights, check_no_leak, check_precomputed, check_steps):
             check(modes.MODES["cosine"].build(SIZES))
     finally:
         del modes.MODES["cosine"]

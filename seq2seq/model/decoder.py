@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.model.attention import Attention
+from seq2seq.model.recurrence import gru_sequence
 from seq2seq.specials import PAD
 
 
@@ -121,10 +122,16 @@ class Decoder(nn.Module):
     def logits(self, attentional: Tensor) -> Tensor:
         return self.output(self.dropout(attentional))  # (..., V)
 
-    def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, tgt_in: Tensor, memory: Memory, fused: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
         and the weights (B, T, S). ``logits`` (or the loss, seq2seq.model.loss) takes
-        h~ on to the vocabulary."""
+        h~ on to the vocabulary. ``fused``: :meth:`forward_fused`, the same
+        mathematics in whole-sequence operations (this step loop is the
+        reference, and what search uses)."""
+        if fused:
+            return self.forward_fused(tgt_in, memory)
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs, weights = [], []
@@ -136,3 +143,25 @@ class Decoder(nn.Module):
             weights.append(w)
         alignment = None if weights[0] is None else torch.stack(weights, dim=1)
         return torch.stack(outputs, dim=1), alignment  # (B, T, H), (B, T, S)
+
+    def forward_fused(
+        self, tgt_in: Tensor, memory: Memory
+    ) -> tuple[Tensor, Tensor | None]:
+        """:meth:`forward` without input feeding, GRU cells: h_t does not
+        depend on the attention, so each layer runs over all steps as one
+        autograd node (recurrence.py), then the attention of every step at
+        once (Attention.forward_steps: (B, T, S) scores in a few batched
+        ops), then Eq. 5 for all steps. Dropout masks are drawn for the
+        whole sequence."""
+        assert not self.input_feeding and not self.is_lstm, "the step loop does these"
+        state = self.init_state(memory)
+        x = self.dropout(self.embed(tgt_in))  # (B, T, E)
+        for layer, cell in enumerate(self.cells):
+            h = gru_sequence(cell, x, state.hidden[layer])  # (B, T, H)
+            x = self.dropout(h)  # between layers
+        context, weights = self.attention.forward_steps(
+            h, memory.keys, memory.mask, memory.projected
+        )  # (B, T, D), (B, T, S) or None
+        # h~_t = tanh(W_c [h_t; c_t]) for every t (B, T, H), Luong Eq. 5
+        attentional = torch.tanh(self.combine(torch.cat([h, context], dim=-1)))
+        return attentional, weights

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq.model.attention import final_state
+from seq2seq.model.recurrence import run_gru
 from seq2seq.specials import PAD
 
 
@@ -49,9 +50,12 @@ class Encoder(nn.Module):
         self.output_size = hidden_size * (2 if bidirectional else 1)
 
     def forward(
-        self, src: Tensor, src_len: Tensor, mask: Tensor
+        self, src: Tensor, src_len: Tensor, mask: Tensor, fused: bool = False
     ) -> tuple[Tensor, Tensor]:
-        """Returns the annotations (B, S, D) and the final summary (B, D)."""
+        """Returns the annotations (B, S, D) and the final summary (B, D).
+        ``fused`` (a GRU): :meth:`forward_fused`, the same mathematics."""
+        if fused and isinstance(self.rnn, nn.GRU):
+            return self.forward_fused(src, src_len, mask)
         x = self.dropout(self.embed(src))  # (B, S, E)
         if self.reverse:
             order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
@@ -66,6 +70,45 @@ class Encoder(nn.Module):
             states = states.gather(1, order.unsqueeze(-1).expand_as(states))
         final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
         return states, final
+
+    def forward_fused(
+        self, src: Tensor, src_len: Tensor, mask: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` with each direction of each layer as one autograd
+        node (recurrence.py) instead of the packed ``nn.GRU``. Packing is not
+        needed: a right-padded row read forward reaches its padding only after
+        its last word, and the backward direction reads each row's words
+        reversed in place (:func:`reversed_order`), padding still last. The
+        states at padding are set to 0, as packing leaves them."""
+        x = self.dropout(self.embed(src))  # (B, S, E)
+        order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
+        if self.reverse:
+            x = _permute(x, order)
+        keep = mask.unsqueeze(-1).to(x.dtype)  # (B, S, 1)
+        h0 = x.new_zeros(x.size(0), self.rnn.hidden_size)
+        for layer in range(self.rnn.num_layers):
+            if layer > 0:  # nn.GRU's dropout between layers
+                x = nn.functional.dropout(x, self.rnn.dropout, self.training)
+            out = run_gru(x, h0, *self._weights(layer, ""))  # (B, S, H)
+            if self.bidirectional:
+                back = run_gru(
+                    _permute(x, order), h0, *self._weights(layer, "_reverse")
+                )
+                out = torch.cat([out, _permute(back, order)], dim=-1)  # (B, S, 2H)
+            x = out * keep  # zeros on padding
+        states = _permute(x, order) if self.reverse else x  # source order
+        final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
+        return states, final
+
+    def _weights(self, layer: int, suffix: str) -> tuple[Tensor, ...]:
+        """nn.GRU's (w_ih, w_hh, b_ih, b_hh) of one layer and direction."""
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        return tuple(getattr(self.rnn, f"{n}_l{layer}{suffix}") for n in names)
+
+
+def _permute(x: Tensor, order: Tensor) -> Tensor:
+    """Rows of x (B, S, F) reordered along S by ``order`` (B, S)."""
+    return x.gather(1, order.unsqueeze(-1).expand_as(x))
 
 
 def reversed_order(lengths: Tensor, max_len: int) -> Tensor:

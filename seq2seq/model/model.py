@@ -20,17 +20,18 @@ class Seq2Seq(nn.Module):
         self.decoder = decoder
         self.mode = mode  # the context mode's name (model.attention), for reports
 
-    def encode(self, src: Tensor, src_len: Tensor) -> Memory:
+    def encode(self, src: Tensor, src_len: Tensor, fused: bool = False) -> Memory:
         mask = src != PAD  # (B, S)
-        states, final = self.encoder(src, src_len, mask)
+        states, final = self.encoder(src, src_len, mask, fused)
         return self.decoder.memory(states, final, mask)
 
     def forward(
-        self, src: Tensor, src_len: Tensor, tgt_in: Tensor
+        self, src: Tensor, src_len: Tensor, tgt_in: Tensor, fused: bool = False
     ) -> tuple[Tensor, Tensor | None]:
         """The attentional vectors h~ (B, T, H) under teacher forcing (``logits``
-        takes them to the vocabulary), and attention (B, T, S) or None."""
-        return self.decoder(tgt_in, self.encode(src, src_len))
+        takes them to the vocabulary), and attention (B, T, S) or None.
+        ``fused``: the decoder's whole-sequence path (Decoder.forward_fused)."""
+        return self.decoder(tgt_in, self.encode(src, src_len, fused), fused)
 
     def logits(self, attentional: Tensor) -> Tensor:
         return self.decoder.logits(attentional)  # (..., V)
@@ -51,11 +52,13 @@ def loss_sum(
     tgt_out: Tensor,
     smoothing: float = 0.0,
     fused: bool = False,
+    fused_recurrence: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
     the attention weights (B, T, S) or None. ``model`` may be wrapped in
-    DistributedDataParallel; ``fused`` picks seq2seq.model.loss's chunked loss."""
-    attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
+    DistributedDataParallel; ``fused`` picks seq2seq.model.loss's chunked loss,
+    ``fused_recurrence`` the decoder's whole-sequence path."""
+    attentional, weights = model(src, src_len, tgt_in, fused_recurrence)  # (B, T, H)
     decoder = getattr(model, "module", model).decoder  # DDP keeps it in .module
     h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)
     loss = fused_cross_entropy if fused else cross_entropy
