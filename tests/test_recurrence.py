@@ -11,6 +11,7 @@ from torch import nn
 
 from seq2seq.config import Config, DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.errors import UserError
+from seq2seq.model.encoder import Encoder
 from seq2seq.model.model import Seq2Seq, build_model, loss_sum
 from seq2seq.model.recurrence import GRUSequence, gru_sequence
 from seq2seq.typed_yaml import build
@@ -18,10 +19,11 @@ from seq2seq.typed_yaml import build
 
 def test_gradcheck_the_hand_written_backward_in_float64() -> None:
     torch.manual_seed(0)
-    cell = nn.GRUCell(4, 6).double()
-    x = torch.randn(3, 5, 4, dtype=torch.float64, requires_grad=True)
-    h0 = torch.randn(3, 6, dtype=torch.float64, requires_grad=True)
-    params = (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    cells = [nn.GRUCell(4, 6).double() for _ in range(2)]  # K = 2 recurrences
+    x = torch.randn(2, 3, 5, 4, dtype=torch.float64, requires_grad=True)
+    h0 = torch.randn(2, 3, 6, dtype=torch.float64, requires_grad=True)
+    names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    params = [torch.stack([getattr(c, n) for c in cells]) for n in names]
     assert torch.autograd.gradcheck(GRUSequence.apply, (x, h0, *params))
 
 
@@ -118,3 +120,24 @@ def test_the_fused_path_is_refused_where_it_does_not_apply(decoder) -> None:
     }
     with pytest.raises(UserError, match="'train.fused_recurrence': needs model.deco"):
         build(Config, raw, "")
+
+
+@pytest.mark.parametrize(
+    "bidirectional, reverse, layers",
+    [(True, False, 1), (True, False, 2), (False, False, 2), (False, True, 1)],
+)
+def test_the_fused_encoder_equals_the_packed_one(bidirectional, reverse, layers):
+    """Annotations (zeros on padding), summary and gradients, padded rows."""
+    torch.manual_seed(3)
+    encoder = Encoder(nn.GRU, 23, 10, 8, layers, bidirectional, 0.0, reverse)
+    src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0], [4, 3, 0, 0, 0]])
+    src_len, mask = torch.tensor([5, 3, 2]), src != 0
+    outs = {}
+    for fused in (False, True):
+        encoder.zero_grad()
+        states, final = encoder(src, src_len, mask, fused)
+        (states.pow(2).sum() + final.sum()).backward()
+        outs[fused] = [states, final, *(p.grad.clone() for p in encoder.parameters())]
+    assert torch.all(outs[True][0][~mask] == 0)
+    for got, want in zip(outs[True], outs[False], strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)

@@ -85,16 +85,20 @@ class Encoder(nn.Module):
         if self.reverse:
             x = _permute(x, order)
         keep = mask.unsqueeze(-1).to(x.dtype)  # (B, S, 1)
-        h0 = x.new_zeros(x.size(0), self.rnn.hidden_size)
+        directions = ["", "_reverse"] if self.bidirectional else [""]
+        h0 = x.new_zeros(len(directions), x.size(0), self.rnn.hidden_size)
         for layer in range(self.rnn.num_layers):
             if layer > 0:  # nn.GRU's dropout between layers
                 x = nn.functional.dropout(x, self.rnn.dropout, self.training)
-            out = run_gru(x, h0, *self._weights(layer, ""))  # (B, S, H)
+            # both directions in one recurrence: the backward one reads each
+            # row's words reversed (K, B, S, E)
+            inputs = [x, _permute(x, order)][: len(directions)]
+            weights = [self._weights(layer, d) for d in directions]
+            out = run_gru(torch.stack(inputs), h0, weights)  # (K, B, S, H)
             if self.bidirectional:
-                back = run_gru(
-                    _permute(x, order), h0, *self._weights(layer, "_reverse")
-                )
-                out = torch.cat([out, _permute(back, order)], dim=-1)  # (B, S, 2H)
+                out = torch.cat([out[0], _permute(out[1], order)], dim=-1)  # (B, S, 2H)
+            else:
+                out = out[0]
             x = out * keep  # zeros on padding
         states = _permute(x, order) if self.reverse else x  # source order
         final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)

@@ -37,7 +37,10 @@ from torch import Tensor, nn
 
 
 class GRUSequence(torch.autograd.Function):
-    """``h (B, T, H) = GRU(x (B, T, E), h0 (B, H))`` with one cell's weights."""
+    """``h (K, B, T, H) = GRU(x (K, B, T, E), h0 (K, B, H))`` for K independent
+    recurrences at once, each with its own weights (K, 3H, E), (K, 3H, H),
+    (K, 3H), (K, 3H): K = 2 runs both directions of a bidirectional layer in
+    the same batched matmuls, K = 1 a decoder layer."""
 
     @staticmethod
     def forward(  # type: ignore[override]
@@ -49,63 +52,79 @@ class GRUSequence(torch.autograd.Function):
         b_ih: Tensor,
         b_hh: Tensor,
     ) -> Tensor:
-        batch, steps, _ = x.shape
-        hidden = h0.size(1)
-        gi = torch.addmm(b_ih, x.reshape(batch * steps, -1), w_ih.t())
-        gi = gi.view(batch, steps, 3 * hidden)  # (B, T, 3H): every step's input part
-        hs = x.new_empty(batch, steps, hidden)  # (B, T, H) the outputs h_t
-        gates = x.new_empty(batch, steps, 4 * hidden)  # r, z, n, gh_n per step
-        h = h0
+        k, batch, steps, _ = x.shape
+        hidden = h0.size(-1)
+        flat = x.reshape(k, batch * steps, -1)
+        gi = torch.baddbmm(b_ih.unsqueeze(1), flat, w_ih.transpose(1, 2))
+        gi = gi.view(k, batch, steps, 3 * hidden)  # every step's input part
+        w_hh_t, b_hh = w_hh.transpose(1, 2), b_hh.unsqueeze(1)
+        h, hs, rzs, ns, ghs = h0, [], [], [], []
         for t in range(steps):
-            gh = torch.addmm(b_hh, h, w_hh.t())  # (B, 3H)
-            i_r, i_z, i_n = gi[:, t].chunk(3, dim=1)
-            h_r, h_z, h_n = gh.chunk(3, dim=1)
-            r = torch.sigmoid(i_r + h_r)
-            z = torch.sigmoid(i_z + h_z)
-            n = torch.tanh(i_n + r * h_n)
-            h = n + z * (h - n)  # (1 - z) n + z h
-            hs[:, t] = h
-            gates[:, t] = torch.cat([r, z, n, h_n], dim=1)
-        ctx.save_for_backward(x, h0, w_ih, w_hh, hs, gates)
-        return hs
+            gh = torch.baddbmm(b_hh, h, w_hh_t)  # (K, B, 3H)
+            rz = torch.sigmoid(gi[:, :, t, : 2 * hidden] + gh[..., : 2 * hidden])
+            # n = tanh(gi_n + r * gh_n);  h = n + z (h - n)
+            pre_n = torch.addcmul(
+                gi[:, :, t, 2 * hidden :], rz[..., :hidden], gh[..., 2 * hidden :]
+            )
+            n = torch.tanh(pre_n)
+            h = torch.lerp(n, h, rz[..., hidden:])
+            hs.append(h)
+            rzs.append(rz)
+            ns.append(n)
+            ghs.append(gh[..., 2 * hidden :])
+        out = torch.stack(hs, dim=2)  # (K, B, T, H)
+        saved = [torch.stack(v, dim=2) for v in (rzs, ns, ghs)]
+        ctx.save_for_backward(x, h0, w_ih, w_hh, out, *saved)
+        return out
 
     @staticmethod
     def backward(ctx: Any, grad_hs: Tensor) -> tuple[Tensor | None, ...]:
-        x, h0, w_ih, w_hh, hs, gates = ctx.saved_tensors
-        batch, steps, hidden = hs.shape
-        # h_{t-1} for every t: h0, then the outputs shifted by one (B, T, H)
-        prev = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)
-        dgi = x.new_empty(batch, steps, 3 * hidden)
-        dgh = x.new_empty(batch, steps, 3 * hidden)
+        x, h0, w_ih, w_hh, hs, rz, n, gh_n = ctx.saved_tensors
+        k, batch, steps, hidden = hs.shape
+        r, z = rz[..., :hidden], rz[..., hidden:]
+        # h_{t-1} for every t: h0, then the outputs shifted by one (K, B, T, H)
+        prev = torch.cat([h0.unsqueeze(2), hs[:, :, :-1]], dim=2)
+        # What does not depend on dh, for all steps at once (K, B, T, H) each:
+        to_a_n = (1 - z) * (1 - n * n)  # da_n = dh * to_a_n
+        to_a_r = gh_n * r * (1 - r)  # da_r = da_n * to_a_r
+        to_a_z = (prev - n) * z * (1 - z)  # da_z = dh * to_a_z
         dh = torch.zeros_like(h0)
+        da_ns, dghs = [], []
         for t in reversed(range(steps)):
-            dh = dh + grad_hs[:, t]
-            r, z, n, h_n = gates[:, t].chunk(4, dim=1)
-            da_n = dh * (1 - z) * (1 - n * n)
-            da_r = da_n * h_n * r * (1 - r)
-            da_z = dh * (prev[:, t] - n) * z * (1 - z)
-            dgi[:, t] = torch.cat([da_r, da_z, da_n], dim=1)
-            dgh[:, t] = torch.cat([da_r, da_z, da_n * r], dim=1)
-            dh = torch.addmm(dh * z, dgh[:, t], w_hh)  # dh_{t-1}
-        rows_i, rows_h = dgi.reshape(-1, 3 * hidden), dgh.reshape(-1, 3 * hidden)
-        dx = (rows_i @ w_ih).view_as(x) if ctx.needs_input_grad[0] else None
-        dw_ih = rows_i.t() @ x.reshape(batch * steps, -1)  # (3H, E)
-        dw_hh = rows_h.t() @ prev.reshape(batch * steps, hidden)  # (3H, H)
-        return dx, dh, dw_ih, dw_hh, rows_i.sum(0), rows_h.sum(0)
+            dh = dh + grad_hs[:, :, t]
+            da_n = dh * to_a_n[:, :, t]
+            parts = [da_n * to_a_r[:, :, t], dh * to_a_z[:, :, t], da_n * r[:, :, t]]
+            dgh = torch.cat(parts, dim=-1)  # (K, B, 3H)
+            dh = torch.baddbmm(dh * z[:, :, t], dgh, w_hh)  # dh_{t-1}
+            da_ns.append(da_n)
+            dghs.append(dgh)
+        dgh = torch.stack(dghs[::-1], dim=2)  # (K, B, T, 3H)
+        da_n = torch.stack(da_ns[::-1], dim=2)
+        dgi = torch.cat([dgh[..., : 2 * hidden], da_n], dim=-1)
+        rows_i = dgi.reshape(k, batch * steps, 3 * hidden)
+        rows_h = dgh.reshape(k, batch * steps, 3 * hidden)
+        dx = torch.bmm(rows_i, w_ih).view_as(x) if ctx.needs_input_grad[0] else None
+        dw_ih = torch.bmm(rows_i.transpose(1, 2), x.reshape(k, batch * steps, -1))
+        dw_hh = torch.bmm(rows_h.transpose(1, 2), prev.reshape(k, batch * steps, -1))
+        return dx, dh, dw_ih, dw_hh, rows_i.sum(1), rows_h.sum(1)
 
 
 def gru_sequence(cell: nn.GRUCell, x: Tensor, h0: Tensor) -> Tensor:
     """Run ``cell`` over every step of x (B, T, E) from h0 (B, H): (B, T, H),
     the same as calling it step by step."""
-    return run_gru(x, h0, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    weights = (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    return run_gru(x.unsqueeze(0), h0.unsqueeze(0), [weights])[0]
 
 
-def run_gru(x: Tensor, h0: Tensor, *params: Tensor) -> Tensor:
-    """:class:`GRUSequence` with weights (w_ih, w_hh, b_ih, b_hh). Under
-    autocast the inputs are cast to the autocast dtype first, as a cell's own
-    matmuls would be."""
+def run_gru(
+    x: Tensor, h0: Tensor, weights: list[tuple[Tensor, Tensor, Tensor, Tensor]]
+) -> Tensor:
+    """:class:`GRUSequence` of x (K, B, T, E) from h0 (K, B, H), recurrence k
+    with ``weights[k]`` = (w_ih, w_hh, b_ih, b_hh). Under autocast the inputs
+    are cast to the autocast dtype first, as a cell's own matmuls would be."""
+    params = [torch.stack(w) for w in zip(*weights, strict=True)]  # (K, ...) each
     if torch.is_autocast_enabled(x.device.type):
         dtype = torch.get_autocast_dtype(x.device.type)
-        x, h0, params = x.to(dtype), h0.to(dtype), tuple(p.to(dtype) for p in params)
+        x, h0, params = x.to(dtype), h0.to(dtype), [p.to(dtype) for p in params]
     with torch.autocast(x.device.type, enabled=False):
         return GRUSequence.apply(x, h0, *params)
