@@ -289,13 +289,13 @@ class Config:
     def __post_init__(self) -> None:
         check_run_name(self.name, "name")
         dec = self.model.decoder
+        feeding = self.model.attention == "additive" and dec.layers == 1
         _check(
             not self.train.fused_recurrence
-            or (dec.rnn == "gru" and not dec.input_feeding),
+            or (dec.rnn == "gru" and (not dec.input_feeding or feeding)),
             "train.fused_recurrence",
-            "needs model.decoder.rnn=gru and model.decoder.input_feeding=false "
-            "(with input feeding each step needs the last one's attention); "
-            "set it false",
+            "needs model.decoder.rnn=gru, and with input feeding a one-layer "
+            "decoder with additive attention (model/feeding.py); set it false",
         )
 
     @property

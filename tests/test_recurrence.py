@@ -38,15 +38,21 @@ def test_the_sequence_equals_the_cell_step_by_step() -> None:
     torch.testing.assert_close(gru_sequence(cell, x, h0), torch.stack(steps, dim=1))
 
 
-def model(mode: str, layers: int, dtype: torch.dtype = torch.float32) -> Seq2Seq:
-    """A tiny model without input feeding (the fused path's case), no dropout."""
+def model(
+    mode: str, layers: int, dtype: torch.dtype = torch.float32, feeding: bool = False
+) -> Seq2Seq:
+    """A tiny model, by default without input feeding, no dropout."""
     torch.manual_seed(0)
     cfg = ModelConfig(
         attention=mode,
         attention_dim=12,
         encoder=EncoderConfig(embed_dim=10, hidden_size=8, layers=layers, dropout=0),
         decoder=DecoderConfig(
-            embed_dim=10, hidden_size=16, layers=layers, dropout=0, input_feeding=False
+            embed_dim=10,
+            hidden_size=16,
+            layers=layers,
+            dropout=0,
+            input_feeding=feeding,
         ),
     )
     return build_model(cfg, src_vocab=23, tgt_vocab=29).to(dtype)
@@ -71,11 +77,31 @@ def test_fused_loss_and_gradients_equal_the_step_loop(mode, layers, toy_batch) -
         torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("mode", [m for m in MODES if m != "hard"])
-def test_gradcheck_the_fused_decoder_in_float64(mode, toy_batch) -> None:
-    """Every differentiable mode (``hard``'s straight-through gradient is not
-    the derivative of its forward, so numbers cannot check it)."""
-    m = model(mode, layers=2, dtype=torch.float64)
+def test_input_feeding_fused_equals_the_step_loop(toy_batch) -> None:
+    """The one-node input-feeding decoder (feeding.py, additive): loss,
+    gradients and attention weights within 1e-5 of the step loop."""
+    m = model("additive", layers=1, feeding=True)
+    loss, ref = grads(m, toy_batch, fused=False)
+    fused_loss, got = grads(m, toy_batch, fused=True)
+    torch.testing.assert_close(fused_loss, loss, rtol=1e-5, atol=0)
+    for g, r in zip(got, ref, strict=True):
+        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
+    src, src_len, tgt_in, _ = toy_batch
+    with torch.no_grad():
+        _, w_step = m(src, src_len, tgt_in)
+        _, w_fused = m(src, src_len, tgt_in, fused=True)
+    torch.testing.assert_close(w_fused, w_step)
+
+
+FUSED_MODELS = [(m, 2, False) for m in MODES if m != "hard"] + [("additive", 1, True)]
+
+
+@pytest.mark.parametrize("mode, layers, feeding", FUSED_MODELS)
+def test_gradcheck_the_fused_decoder_in_float64(mode, layers, feeding, toy_batch):
+    """Every differentiable mode without input feeding, and ``additive`` with
+    it (``hard``'s straight-through gradient is not the derivative of its
+    forward, so numbers cannot check it)."""
+    m = model(mode, layers=layers, dtype=torch.float64, feeding=feeding)
     src, src_len, tgt_in, _ = toy_batch
     memory = m.encode(src, src_len)
     h0 = memory.final.detach().requires_grad_()
@@ -89,14 +115,15 @@ def test_gradcheck_the_fused_decoder_in_float64(mode, toy_batch) -> None:
     assert torch.autograd.gradcheck(attentional, (h0,))
 
 
-def test_fused_training_follows_the_step_loop_for_16_steps(toy_batch) -> None:
+@pytest.mark.parametrize("feeding", [False, True])
+def test_fused_training_follows_the_step_loop_for_16_steps(feeding, toy_batch):
     """Adam from the same start, the same batch 16 times: every step's loss
     within 1e-4 relative. (Not each weight: Adam divides a gradient by its own
     running size, so a weight whose gradient is near 0 moves by rounding
     noise either way; measured here, the losses agree to 2e-7.)"""
     losses = {}
     for fused in (False, True):
-        m = model("additive", layers=1)
+        m = model("additive", layers=1, feeding=feeding)
         opt = torch.optim.Adam(m.parameters(), lr=1e-2)
         losses[fused] = []
         for _ in range(16):
@@ -110,12 +137,17 @@ def test_fused_training_follows_the_step_loop_for_16_steps(toy_batch) -> None:
 
 
 @pytest.mark.parametrize(
-    "decoder", [{"input_feeding": True}, {"rnn": "lstm", "input_feeding": False}]
+    "model",
+    [
+        {"attention": "dot", "decoder": {"hidden_size": 512, "input_feeding": True}},
+        {"decoder": {"input_feeding": True, "layers": 2}},
+        {"decoder": {"rnn": "lstm", "input_feeding": False}},
+    ],
 )
-def test_the_fused_path_is_refused_where_it_does_not_apply(decoder) -> None:
+def test_the_fused_path_is_refused_where_it_does_not_apply(model) -> None:
     raw = {
         "data": {"train": {"src": "a", "tgt": "b"}, "val": {"src": "a", "tgt": "b"}},
-        "model": {"decoder": decoder},
+        "model": model,
         "train": {"fused_recurrence": True},
     }
     with pytest.raises(UserError, match="'train.fused_recurrence': needs model.deco"):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from seq2seq.model.attention import Attention
+from seq2seq.model.attention import Additive, Attention
+from seq2seq.model.feeding import additive_feeding
 from seq2seq.model.recurrence import gru_sequence
 from seq2seq.specials import PAD
 
@@ -153,9 +154,12 @@ class Decoder(nn.Module):
         once (Attention.forward_steps: (B, T, S) scores in a few batched
         ops), then Eq. 5 for all steps. Dropout masks are drawn for the
         whole sequence."""
-        assert not self.input_feeding and not self.is_lstm, "the step loop does these"
+        assert not self.is_lstm, "the step loop does LSTMs"
         state = self.init_state(memory)
         x = self.dropout(self.embed(tgt_in))  # (B, T, E)
+        if self.input_feeding:  # the whole step in one node (feeding.py)
+            assert type(self.attention) is Additive and len(self.cells) == 1
+            return additive_feeding(self, x, state.hidden[0], memory)
         for layer, cell in enumerate(self.cells):
             h = gru_sequence(cell, x, state.hidden[layer])  # (B, T, H)
             x = self.dropout(h)  # between layers
