@@ -156,14 +156,14 @@ def test_decode_only_report_keeps_each_toolkits_fastest_repetition(
 
 def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
     def bench(
-        *args: str, repeats: str = "1", seed: str = "42"
+        *args: str, repeats: str = "1", seed: str = "42", ours_set: str = ""
     ) -> subprocess.CompletedProcess:
         env = {"PATH": "/usr/bin:/bin", "BENCH_DIR": str(tmp_path / "bench")}
         return subprocess.run(
             ["bash", str(REPO / "scripts/bench/joeynmt.sh"), *args],
             capture_output=True,
             text=True,
-            env=env | {"REPEATS": repeats, "SEED": seed},
+            env=env | {"REPEATS": repeats, "SEED": seed, "OURS_SET": ours_set},
             timeout=60,
         )
 
@@ -173,6 +173,8 @@ def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
     assert none.returncode == 2 and "REPEATS=0" in none.stderr
     seedless = bench("320", seed="-1")
     assert seedless.returncode == 2 and "SEED=-1" in seedless.stderr
+    loose = bench("320", ours_set="train.seed=1 fused")
+    assert loose.returncode == 2 and "OURS_SET item 'fused'" in loose.stderr
     unknown = bench("320", "--fast")
     assert unknown.returncode == 2 and "unknown option '--fast'" in unknown.stderr
     nothing = bench("320", "--decode-only")

@@ -5,6 +5,7 @@
 #   bash scripts/bench/joeynmt.sh STEPS --decode-only  # decode again only
 #   REPEATS=3 bash scripts/bench/joeynmt.sh ...        # each decode 3 times
 #   SEED=1 bash scripts/bench/joeynmt.sh ...           # both toolkits' seed (42)
+#   OURS_SET="train.fused_recurrence=true" bash ...    # extra --set for ours only
 #
 # Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv),
 # prepares Multi30k de-en ($SEQ2SEQ_DATA_MIRROR, default data/multi30k as
@@ -35,6 +36,16 @@ SPEC=$REPO/scripts/bench/joeynmt/rnn_m30k_deen.yaml
 THREADS=${THREADS:-2}
 REPEATS=${REPEATS:-1}
 SEED=${SEED:-42}
+# Space-separated key=value overrides for our training only (each becomes --set).
+read -r -a OURS_SET_ARGS <<< "${OURS_SET:-}"
+OURS_OVERRIDES=()
+for kv in "${OURS_SET_ARGS[@]}"; do
+  if [[ $kv != *=* ]]; then
+    echo "error: OURS_SET item '$kv': expected key=value (e.g. train.fused_recurrence=true)" >&2
+    exit 2
+  fi
+  OURS_OVERRIDES+=(--set "$kv")
+done
 PY=$REPO/.venv/bin/python
 VENV=${JOEY_VENV:-$WORK/venv}
 JPY=$VENV/bin/python
@@ -134,6 +145,7 @@ SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en 
   --set "data.val.tgt=$WORK/ours_data/val.en.gz" \
   --set "data.test.src=$WORK/ours_data/test_2016_flickr.de.gz" \
   --set "data.test.tgt=$WORK/ours_data/test_2016_flickr.en.gz" \
+  ${OURS_OVERRIDES[@]+"${OURS_OVERRIDES[@]}"} \
   > "$WORK/ours_train.json" 2> "$WORK/ours_train.err"
 fi
 

@@ -236,6 +236,7 @@ def bench(args: argparse.Namespace, ranks: Ranks) -> dict:
             loop.board.close()
     report = {
         "config": args.config,
+        "overrides": args.overrides,
         "device": str(ranks.device),
         "precision": cfg.train.precision,
         "threads": torch.get_num_threads(),
