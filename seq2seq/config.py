@@ -232,7 +232,7 @@ class TrainConfig:
     )
     fused_recurrence: bool = key(
         False,
-        "the decoder GRU over all steps as one node (model/recurrence.py)",
+        "each GRU/LSTM layer over all steps as one node (model/recurrence.py)",
     )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(
@@ -292,10 +292,11 @@ class Config:
         feeding = self.model.attention == "additive" and dec.layers == 1
         _check(
             not self.train.fused_recurrence
-            or (dec.rnn == "gru" and (not dec.input_feeding or feeding)),
+            or not dec.input_feeding
+            or (dec.rnn == "gru" and feeding),
             "train.fused_recurrence",
-            "needs model.decoder.rnn=gru, and with input feeding a one-layer "
-            "decoder with additive attention (model/feeding.py); set it false",
+            "with model.decoder.input_feeding it needs a one-layer GRU decoder "
+            "with additive attention (model/feeding.py); set it false",
         )
 
     @property

@@ -13,7 +13,7 @@ from seq2seq.config import Config, DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.errors import UserError
 from seq2seq.model.encoder import Encoder
 from seq2seq.model.model import Seq2Seq, build_model, loss_sum
-from seq2seq.model.recurrence import GRUSequence, gru_sequence
+from seq2seq.model.recurrence import GRUSequence, LSTMSequence, gru_sequence, run_lstm
 from seq2seq.typed_yaml import build
 
 
@@ -39,15 +39,22 @@ def test_the_sequence_equals_the_cell_step_by_step() -> None:
 
 
 def model(
-    mode: str, layers: int, dtype: torch.dtype = torch.float32, feeding: bool = False
+    mode: str,
+    layers: int,
+    dtype: torch.dtype = torch.float32,
+    feeding: bool = False,
+    rnn: str = "gru",
 ) -> Seq2Seq:
-    """A tiny model, by default without input feeding, no dropout."""
+    """A tiny model, by default a GRU without input feeding, no dropout."""
     torch.manual_seed(0)
     cfg = ModelConfig(
         attention=mode,
         attention_dim=12,
-        encoder=EncoderConfig(embed_dim=10, hidden_size=8, layers=layers, dropout=0),
+        encoder=EncoderConfig(
+            rnn=rnn, embed_dim=10, hidden_size=8, layers=layers, dropout=0
+        ),
         decoder=DecoderConfig(
+            rnn=rnn,
             embed_dim=10,
             hidden_size=16,
             layers=layers,
@@ -65,11 +72,12 @@ def grads(m: Seq2Seq, batch, fused: bool) -> tuple[torch.Tensor, list[torch.Tens
     return loss.detach(), [p.grad.clone() for p in m.parameters()]
 
 
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("mode", MODES)
-def test_fused_loss_and_gradients_equal_the_step_loop(mode, layers, toy_batch) -> None:
-    """fp32, every mode, padded targets: within 1e-5 relative."""
-    m = model(mode, layers)
+def test_fused_loss_and_gradients_equal_the_step_loop(mode, layers, rnn, toy_batch):
+    """fp32, every mode, GRU and LSTM, padded targets: within 1e-5 relative."""
+    m = model(mode, layers, rnn=rnn)
     loss, ref = grads(m, toy_batch, fused=False)
     fused_loss, got = grads(m, toy_batch, fused=True)
     torch.testing.assert_close(fused_loss, loss, rtol=1e-5, atol=0)
@@ -93,15 +101,19 @@ def test_input_feeding_fused_equals_the_step_loop(toy_batch) -> None:
     torch.testing.assert_close(w_fused, w_step)
 
 
-FUSED_MODELS = [(m, 2, False) for m in MODES if m != "hard"] + [("additive", 1, True)]
+DIFFERENTIABLE = [m for m in MODES if m != "hard"]
+FUSED_MODELS = [
+    *[(m, 2, False, rnn) for m in DIFFERENTIABLE for rnn in ("gru", "lstm")],
+    ("additive", 1, True, "gru"),
+]
 
 
-@pytest.mark.parametrize("mode, layers, feeding", FUSED_MODELS)
-def test_gradcheck_the_fused_decoder_in_float64(mode, layers, feeding, toy_batch):
+@pytest.mark.parametrize("mode, layers, feeding, rnn", FUSED_MODELS)
+def test_gradcheck_the_fused_decoder_in_float64(mode, layers, feeding, rnn, toy_batch):
     """Every differentiable mode without input feeding, and ``additive`` with
     it (``hard``'s straight-through gradient is not the derivative of its
     forward, so numbers cannot check it)."""
-    m = model(mode, layers=layers, dtype=torch.float64, feeding=feeding)
+    m = model(mode, layers=layers, dtype=torch.float64, feeding=feeding, rnn=rnn)
     src, src_len, tgt_in, _ = toy_batch
     memory = m.encode(src, src_len)
     h0 = memory.final.detach().requires_grad_()
@@ -115,15 +127,17 @@ def test_gradcheck_the_fused_decoder_in_float64(mode, layers, feeding, toy_batch
     assert torch.autograd.gradcheck(attentional, (h0,))
 
 
-@pytest.mark.parametrize("feeding", [False, True])
-def test_fused_training_follows_the_step_loop_for_16_steps(feeding, toy_batch):
+@pytest.mark.parametrize(
+    "feeding, rnn", [(False, "gru"), (True, "gru"), (False, "lstm")]
+)
+def test_fused_training_follows_the_step_loop_for_16_steps(feeding, rnn, toy_batch):
     """Adam from the same start, the same batch 16 times: every step's loss
     within 1e-4 relative. (Not each weight: Adam divides a gradient by its own
     running size, so a weight whose gradient is near 0 moves by rounding
     noise either way; measured here, the losses agree to 2e-7.)"""
     losses = {}
     for fused in (False, True):
-        m = model("additive", layers=1, feeding=feeding)
+        m = model("additive", layers=1, feeding=feeding, rnn=rnn)
         opt = torch.optim.Adam(m.parameters(), lr=1e-2)
         losses[fused] = []
         for _ in range(16):
@@ -141,7 +155,7 @@ def test_fused_training_follows_the_step_loop_for_16_steps(feeding, toy_batch):
     [
         {"attention": "dot", "decoder": {"hidden_size": 512, "input_feeding": True}},
         {"decoder": {"input_feeding": True, "layers": 2}},
-        {"decoder": {"rnn": "lstm", "input_feeding": False}},
+        {"decoder": {"rnn": "lstm", "input_feeding": True}},
     ],
 )
 def test_the_fused_path_is_refused_where_it_does_not_apply(model) -> None:
@@ -150,7 +164,9 @@ def test_the_fused_path_is_refused_where_it_does_not_apply(model) -> None:
         "model": model,
         "train": {"fused_recurrence": True},
     }
-    with pytest.raises(UserError, match="'train.fused_recurrence': needs model.deco"):
+    with pytest.raises(
+        UserError, match="'train.fused_recurrence': with model.decoder.input_feeding"
+    ):
         build(Config, raw, "")
 
 
@@ -158,10 +174,11 @@ def test_the_fused_path_is_refused_where_it_does_not_apply(model) -> None:
     "bidirectional, reverse, layers",
     [(True, False, 1), (True, False, 2), (False, False, 2), (False, True, 1)],
 )
-def test_the_fused_encoder_equals_the_packed_one(bidirectional, reverse, layers):
+@pytest.mark.parametrize("rnn", [nn.GRU, nn.LSTM])
+def test_the_fused_encoder_equals_the_packed_one(rnn, bidirectional, reverse, layers):
     """Annotations (zeros on padding), summary and gradients, padded rows."""
     torch.manual_seed(3)
-    encoder = Encoder(nn.GRU, 23, 10, 8, layers, bidirectional, 0.0, reverse)
+    encoder = Encoder(rnn, 23, 10, 8, layers, bidirectional, 0.0, reverse)
     src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0], [4, 3, 0, 0, 0]])
     src_len, mask = torch.tensor([5, 3, 2]), src != 0
     outs = {}
@@ -173,3 +190,43 @@ def test_the_fused_encoder_equals_the_packed_one(bidirectional, reverse, layers)
     assert torch.all(outs[True][0][~mask] == 0)
     for got, want in zip(outs[True], outs[False], strict=True):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def lstm_params(cells: list[nn.LSTMCell]) -> list[torch.Tensor]:
+    names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    return [torch.stack([getattr(c, n) for c in cells]) for n in names]
+
+
+def test_gradcheck_the_lstm_backward_in_float64() -> None:
+    torch.manual_seed(2)
+    cells = [nn.LSTMCell(4, 5).double() for _ in range(2)]  # K = 2 recurrences
+    x = torch.randn(2, 3, 6, 4, dtype=torch.float64, requires_grad=True)
+    h0 = torch.randn(2, 3, 5, dtype=torch.float64, requires_grad=True)
+    c0 = torch.randn(2, 3, 5, dtype=torch.float64, requires_grad=True)
+    inputs = (x, h0, c0, *lstm_params(cells))
+    assert torch.autograd.gradcheck(LSTMSequence.apply, inputs)
+
+
+def test_the_lstm_sequence_equals_the_cell_step_by_step() -> None:
+    """Outputs and every gradient against nn.LSTMCell in a loop, in float32,
+    with a loss on both h and c of every step."""
+    torch.manual_seed(3)
+    cell = nn.LSTMCell(4, 6)
+    x = torch.randn(3, 7, 4, requires_grad=True)
+    h0, c0 = torch.randn(3, 6), torch.randn(3, 6)
+    h, c, hs, cs = h0, c0, [], []
+    for t in range(7):
+        h, c = cell(x[:, t], (h, c))
+        hs.append(h)
+        cs.append(c)
+    ref_h, ref_c = torch.stack(hs, dim=1), torch.stack(cs, dim=1)
+    weights = [(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
+    out_h, out_c = run_lstm(x.unsqueeze(0), h0.unsqueeze(0), c0.unsqueeze(0), weights)
+    torch.testing.assert_close(out_h[0], ref_h)
+    torch.testing.assert_close(out_c[0], ref_c)
+    probe = torch.randn_like(ref_h)
+    leaves = [x, *cell.parameters()]
+    ref = torch.autograd.grad((ref_h * probe).sum() + ref_c.sum(), leaves)
+    ours = torch.autograd.grad((out_h[0] * probe).sum() + out_c[0].sum(), leaves)
+    for a, b in zip(ours, ref, strict=True):  # 1e-5 of each gradient's scale
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5 * b.abs().max().item())

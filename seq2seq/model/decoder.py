@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from seq2seq.model.attention import Additive, Attention
 from seq2seq.model.feeding import additive_feeding
-from seq2seq.model.recurrence import gru_sequence
+from seq2seq.model.recurrence import gru_sequence, lstm_sequence
 from seq2seq.specials import PAD
 
 
@@ -148,20 +148,23 @@ class Decoder(nn.Module):
     def forward_fused(
         self, tgt_in: Tensor, memory: Memory
     ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`forward` without input feeding, GRU cells: h_t does not
+        """:meth:`forward` without input feeding, GRU or LSTM cells: h_t does not
         depend on the attention, so each layer runs over all steps as one
         autograd node (recurrence.py), then the attention of every step at
         once (Attention.forward_steps: (B, T, S) scores in a few batched
         ops), then Eq. 5 for all steps. Dropout masks are drawn for the
         whole sequence."""
-        assert not self.is_lstm, "the step loop does LSTMs"
         state = self.init_state(memory)
         x = self.dropout(self.embed(tgt_in))  # (B, T, E)
         if self.input_feeding:  # the whole step in one node (feeding.py)
             assert type(self.attention) is Additive and len(self.cells) == 1
+            assert not self.is_lstm, "the step loop does LSTMs with input feeding"
             return additive_feeding(self, x, state.hidden[0], memory)
         for layer, cell in enumerate(self.cells):
-            h = gru_sequence(cell, x, state.hidden[layer])  # (B, T, H)
+            if self.is_lstm:
+                h = lstm_sequence(cell, x, state.hidden[layer], state.cell[layer])
+            else:
+                h = gru_sequence(cell, x, state.hidden[layer])  # (B, T, H)
             x = self.dropout(h)  # between layers
         context, weights = self.attention.forward_steps(
             h, memory.keys, memory.mask, memory.projected

@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq.model.attention import final_state
-from seq2seq.model.recurrence import run_gru
+from seq2seq.model.recurrence import run_gru, run_lstm
 from seq2seq.specials import PAD
 
 
@@ -53,8 +53,8 @@ class Encoder(nn.Module):
         self, src: Tensor, src_len: Tensor, mask: Tensor, fused: bool = False
     ) -> tuple[Tensor, Tensor]:
         """Returns the annotations (B, S, D) and the final summary (B, D).
-        ``fused`` (a GRU): :meth:`forward_fused`, the same mathematics."""
-        if fused and isinstance(self.rnn, nn.GRU):
+        ``fused``: :meth:`forward_fused`, the same mathematics."""
+        if fused:
             return self.forward_fused(src, src_len, mask)
         x = self.dropout(self.embed(src))  # (B, S, E)
         if self.reverse:
@@ -75,11 +75,12 @@ class Encoder(nn.Module):
         self, src: Tensor, src_len: Tensor, mask: Tensor
     ) -> tuple[Tensor, Tensor]:
         """:meth:`forward` with each direction of each layer as one autograd
-        node (recurrence.py) instead of the packed ``nn.GRU``. Packing is not
-        needed: a right-padded row read forward reaches its padding only after
-        its last word, and the backward direction reads each row's words
-        reversed in place (:func:`reversed_order`), padding still last. The
-        states at padding are set to 0, as packing leaves them."""
+        node (recurrence.py) instead of the packed ``nn.GRU`` or ``nn.LSTM``.
+        Packing is not needed: a right-padded row read forward reaches its
+        padding only after its last word, and the backward direction reads
+        each row's words reversed in place (:func:`reversed_order`), padding
+        still last. The states at padding are set to 0, as packing leaves
+        them."""
         x = self.dropout(self.embed(src))  # (B, S, E)
         order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
         if self.reverse:
@@ -94,7 +95,10 @@ class Encoder(nn.Module):
             # row's words reversed (K, B, S, E)
             inputs = [x, _permute(x, order)][: len(directions)]
             weights = [self._weights(layer, d) for d in directions]
-            out = run_gru(torch.stack(inputs), h0, weights)  # (K, B, S, H)
+            if isinstance(self.rnn, nn.LSTM):  # c0 = 0 as well
+                out = run_lstm(torch.stack(inputs), h0, h0, weights)[0]
+            else:
+                out = run_gru(torch.stack(inputs), h0, weights)  # (K, B, S, H)
             if self.bidirectional:
                 out = torch.cat([out[0], _permute(out[1], order)], dim=-1)  # (B, S, 2H)
             else:
@@ -105,7 +109,7 @@ class Encoder(nn.Module):
         return states, final
 
     def _weights(self, layer: int, suffix: str) -> tuple[Tensor, ...]:
-        """nn.GRU's (w_ih, w_hh, b_ih, b_hh) of one layer and direction."""
+        """nn.GRU's or nn.LSTM's (w_ih, w_hh, b_ih, b_hh) of one layer and direction."""
         names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
         return tuple(getattr(self.rnn, f"{n}_l{layer}{suffix}") for n in names)
 

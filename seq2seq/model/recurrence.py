@@ -128,3 +128,106 @@ def run_gru(
         x, h0, params = x.to(dtype), h0.to(dtype), [p.to(dtype) for p in params]
     with torch.autocast(x.device.type, enabled=False):
         return GRUSequence.apply(x, h0, *params)
+
+
+class LSTMSequence(torch.autograd.Function):
+    """``h, c (K, B, T, H) = LSTM(x (K, B, T, E), h0, c0 (K, B, H))``, K
+    recurrences at once as in :class:`GRUSequence`, with ``nn.LSTMCell``'s
+    weights (K, 4H, E), (K, 4H, H), (K, 4H), (K, 4H) and gate order i, f, g, o:
+
+        forward   a = x W_ih^T + b_ih + h_{t−1} W_hh^T + b_hh
+                  i, f, o = σ(a_i), σ(a_f), σ(a_o),  g = tanh(a_g)
+                  c_t = f ⊙ c_{t−1} + i ⊙ g,  h_t = o ⊙ tanh(c_t)
+                  (Hochreiter & Schmidhuber 1997, with the forget gate of
+                  Gers et al. 2000)
+        backward  dc += dh ⊙ o ⊙ (1 − tanh²c_t)
+                  da = [dc ⊙ g ⊙ i(1−i), dc ⊙ c_{t−1} ⊙ f(1−f),
+                        dc ⊙ i ⊙ (1−g²), dh ⊙ tanh c_t ⊙ o(1−o)]
+                  dh_{t−1} = da W_hh,  dc_{t−1} = dc ⊙ f
+    and the weight gradients as GEMMs over all B×T rows after the loop."""
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any,
+        x: Tensor,
+        h0: Tensor,
+        c0: Tensor,
+        w_ih: Tensor,
+        w_hh: Tensor,
+        b_ih: Tensor,
+        b_hh: Tensor,
+    ) -> tuple[Tensor, Tensor]:
+        k, batch, steps, _ = x.shape
+        hidden = h0.size(-1)
+        flat = x.reshape(k, batch * steps, -1)
+        gi = torch.baddbmm((b_ih + b_hh).unsqueeze(1), flat, w_ih.transpose(1, 2))
+        gi = gi.view(k, batch, steps, 4 * hidden)  # every step's input part
+        w_hh_t = w_hh.transpose(1, 2)
+        h, c, hs, cs, acts = h0, c0, [], [], []
+        for t in range(steps):
+            a = torch.baddbmm(gi[:, :, t], h, w_hh_t)  # (K, B, 4H)
+            i, f, _, o = torch.sigmoid(a).split(hidden, dim=-1)
+            g = torch.tanh(a[..., 2 * hidden : 3 * hidden])
+            c = torch.addcmul(f * c, i, g)
+            h = o * torch.tanh(c)
+            hs.append(h)
+            cs.append(c)
+            acts.append(torch.cat([i, f, g, o], dim=-1))
+        out_h, out_c = torch.stack(hs, dim=2), torch.stack(cs, dim=2)  # (K, B, T, H)
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, out_h, out_c, torch.stack(acts, 2))
+        return out_h, out_c
+
+    @staticmethod
+    def backward(
+        ctx: Any, grad_hs: Tensor, grad_cs: Tensor
+    ) -> tuple[Tensor | None, ...]:
+        x, h0, c0, w_ih, w_hh, hs, cs, acts = ctx.saved_tensors
+        k, batch, steps, hidden = hs.shape
+        i, f, g, o = acts.split(hidden, dim=-1)  # (K, B, T, H) each
+        prev_h = torch.cat([h0.unsqueeze(2), hs[:, :, :-1]], dim=2)  # h_{t-1}
+        prev_c = torch.cat([c0.unsqueeze(2), cs[:, :, :-1]], dim=2)  # c_{t-1}
+        tc = torch.tanh(cs)
+        # What does not depend on dh or dc, for all steps at once:
+        to_c = o * (1 - tc * tc)  # dc += dh * to_c
+        to_i, to_f = g * i * (1 - i), prev_c * f * (1 - f)
+        to_g, to_o = i * (1 - g * g), tc * o * (1 - o)
+        dh, dc = torch.zeros_like(h0), torch.zeros_like(c0)
+        das = []
+        for t in reversed(range(steps)):
+            dh = dh + grad_hs[:, :, t]
+            dc = dc + grad_cs[:, :, t] + dh * to_c[:, :, t]
+            parts = [dc * to_i[:, :, t], dc * to_f[:, :, t], dc * to_g[:, :, t]]
+            da = torch.cat([*parts, dh * to_o[:, :, t]], dim=-1)  # (K, B, 4H)
+            dh = torch.bmm(da, w_hh)  # dh_{t-1}
+            dc = dc * f[:, :, t]  # dc_{t-1}
+            das.append(da)
+        rows = torch.stack(das[::-1], dim=2).reshape(k, batch * steps, 4 * hidden)
+        dx = torch.bmm(rows, w_ih).view_as(x) if ctx.needs_input_grad[0] else None
+        dw_ih = torch.bmm(rows.transpose(1, 2), x.reshape(k, batch * steps, -1))
+        dw_hh = torch.bmm(rows.transpose(1, 2), prev_h.reshape(k, batch * steps, -1))
+        db = rows.sum(1)  # b_ih and b_hh enter a alike; separate tensors for .grad
+        return dx, dh, dc, dw_ih, dw_hh, db, db.clone()
+
+
+def lstm_sequence(cell: nn.LSTMCell, x: Tensor, h0: Tensor, c0: Tensor) -> Tensor:
+    """Run ``cell`` over every step of x (B, T, E) from (h0, c0) (B, H): the
+    hidden states (B, T, H), the same as calling it step by step."""
+    weights = [(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
+    return run_lstm(x.unsqueeze(0), h0.unsqueeze(0), c0.unsqueeze(0), weights)[0][0]
+
+
+def run_lstm(
+    x: Tensor,
+    h0: Tensor,
+    c0: Tensor,
+    weights: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+) -> tuple[Tensor, Tensor]:
+    """:class:`LSTMSequence` of x (K, B, T, E) from h0, c0 (K, B, H), as
+    :func:`run_gru` does for the GRU: (h, c), each (K, B, T, H)."""
+    params = [torch.stack(w) for w in zip(*weights, strict=True)]  # (K, ...) each
+    if torch.is_autocast_enabled(x.device.type):
+        dtype = torch.get_autocast_dtype(x.device.type)
+        x, h0, c0 = x.to(dtype), h0.to(dtype), c0.to(dtype)
+        params = [p.to(dtype) for p in params]
+    with torch.autocast(x.device.type, enabled=False):
+        return LSTMSequence.apply(x, h0, c0, *params)
