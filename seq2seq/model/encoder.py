@@ -53,8 +53,10 @@ class Encoder(nn.Module):
         self, src: Tensor, src_len: Tensor, mask: Tensor, fused: bool = False
     ) -> tuple[Tensor, Tensor]:
         """Returns the annotations (B, S, D) and the final summary (B, D).
-        ``fused``: :meth:`forward_fused`, the same mathematics."""
-        if fused:
+        ``fused`` (a GRU): :meth:`forward_fused`, the same mathematics. An
+        LSTM stays packed: ``nn.LSTM`` has a oneDNN kernel on the CPU, and the
+        demo's step trained faster with it (docs/speed.md)."""
+        if fused and isinstance(self.rnn, nn.GRU):
             return self.forward_fused(src, src_len, mask)
         x = self.dropout(self.embed(src))  # (B, S, E)
         if self.reverse:
