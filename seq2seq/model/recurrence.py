@@ -122,12 +122,25 @@ def run_gru(
     """:class:`GRUSequence` of x (K, B, T, E) from h0 (K, B, H), recurrence k
     with ``weights[k]`` = (w_ih, w_hh, b_ih, b_hh). Under autocast the inputs
     are cast to the autocast dtype first, as a cell's own matmuls would be."""
+    return _apply(GRUSequence, [x, h0], weights)
+
+
+def _apply(
+    fn: type[torch.autograd.Function],
+    tensors: list[Tensor],
+    weights: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+) -> Any:
+    """``fn.apply(*tensors, w_ih, w_hh, b_ih, b_hh)`` with recurrence k's
+    weights stacked as (K, ...); under autocast everything is cast to the
+    autocast dtype first, as a cell's own matmuls would be."""
     params = [torch.stack(w) for w in zip(*weights, strict=True)]  # (K, ...) each
-    if torch.is_autocast_enabled(x.device.type):
-        dtype = torch.get_autocast_dtype(x.device.type)
-        x, h0, params = x.to(dtype), h0.to(dtype), [p.to(dtype) for p in params]
-    with torch.autocast(x.device.type, enabled=False):
-        return GRUSequence.apply(x, h0, *params)
+    inputs = [*tensors, *params]
+    device = inputs[0].device.type
+    if torch.is_autocast_enabled(device):
+        dtype = torch.get_autocast_dtype(device)
+        inputs = [t.to(dtype) for t in inputs]
+    with torch.autocast(device, enabled=False):
+        return fn.apply(*inputs)
 
 
 class LSTMSequence(torch.autograd.Function):
@@ -166,13 +179,16 @@ class LSTMSequence(torch.autograd.Function):
         h, c, hs, cs, acts = h0, c0, [], [], []
         for t in range(steps):
             a = torch.baddbmm(gi[:, :, t], h, w_hh_t)  # (K, B, 4H)
-            i, f, _, o = torch.sigmoid(a).split(hidden, dim=-1)
-            g = torch.tanh(a[..., 2 * hidden : 3 * hidden])
+            act = torch.sigmoid(a)  # then g's quarter in place: no grad here
+            torch.tanh(
+                a[..., 2 * hidden : 3 * hidden], out=act[..., 2 * hidden : 3 * hidden]
+            )
+            i, f, g, o = act.split(hidden, dim=-1)
             c = torch.addcmul(f * c, i, g)
             h = o * torch.tanh(c)
             hs.append(h)
             cs.append(c)
-            acts.append(torch.cat([i, f, g, o], dim=-1))
+            acts.append(act)
         out_h, out_c = torch.stack(hs, dim=2), torch.stack(cs, dim=2)  # (K, B, T, H)
         ctx.save_for_backward(x, h0, c0, w_ih, w_hh, out_h, out_c, torch.stack(acts, 2))
         return out_h, out_c
@@ -224,10 +240,4 @@ def run_lstm(
 ) -> tuple[Tensor, Tensor]:
     """:class:`LSTMSequence` of x (K, B, T, E) from h0, c0 (K, B, H), as
     :func:`run_gru` does for the GRU: (h, c), each (K, B, T, H)."""
-    params = [torch.stack(w) for w in zip(*weights, strict=True)]  # (K, ...) each
-    if torch.is_autocast_enabled(x.device.type):
-        dtype = torch.get_autocast_dtype(x.device.type)
-        x, h0, c0 = x.to(dtype), h0.to(dtype), c0.to(dtype)
-        params = [p.to(dtype) for p in params]
-    with torch.autocast(x.device.type, enabled=False):
-        return LSTMSequence.apply(x, h0, c0, *params)
+    return _apply(LSTMSequence, [x, h0, c0], weights)
