@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test check format clean tensorboard
+.PHONY: install demo test check format clean tensorboard lesson notebooks
 
 LOGDIR ?= runs
 TB_FLAGS ?=
@@ -24,6 +24,13 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+LESSON_STAMP := $(VENV)/.lesson-installed
+LAB_FLAGS ?=
+
+$(LESSON_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[dev,lesson]'
+	touch $(LESSON_STAMP)
+
 ## Train no-attention vs attention on the shipped corpus; print BLEU by length.
 demo: $(STAMP)
 	$(PY) scripts/demo.py
@@ -32,19 +39,27 @@ demo: $(STAMP)
 tensorboard: $(STAMP)
 	$(VENV)/bin/tensorboard --logdir $(LOGDIR) $(TB_FLAGS)
 
+## The lesson's notebooks in JupyterLab (make lesson LAB_FLAGS="--port 8889 --no-browser").
+lesson: $(LESSON_STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=docs/notebooks $(LAB_FLAGS)
+
+## Execute the notebooks' sources and write their copies with outputs (about 5 min).
+notebooks: $(STAMP)
+	$(PY) scripts/lessons/build_notebooks.py
+
 ## The test suite (what CI runs).
 test: $(STAMP)
 	$(PY) -m pytest -q
 
 ## Lint, format check (ruff, 88 columns) and the import contracts (import-linter).
 check: $(STAMP)
-	$(VENV)/bin/ruff check seq2seq tests scripts
-	$(VENV)/bin/ruff format --check seq2seq tests scripts
+	$(VENV)/bin/ruff check seq2seq tests scripts docs/notebooks
+	$(VENV)/bin/ruff format --check seq2seq tests scripts docs/notebooks
 	$(VENV)/bin/lint-imports --no-cache
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format seq2seq tests scripts
-	$(VENV)/bin/ruff check --fix seq2seq tests scripts
+	$(VENV)/bin/ruff format seq2seq tests scripts docs/notebooks
+	$(VENV)/bin/ruff check --fix seq2seq tests scripts docs/notebooks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .ruff_cache

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from seq2seq import modes
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.data.download import MIRROR_ENV
+from seq2seq.data.lesson import write_short_corpus
+from seq2seq.lab.lesson import LESSON_FILE, lesson_experiment
 from seq2seq.model.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -62,8 +67,17 @@ def write_parallel(folder: Path, name: str, src: list[str], tgt: list[str]) -> t
     return s, t
 
 
+def lesson_recipe() -> list[str]:
+    """The overrides of configs/experiments/lesson.yaml other than its corpus
+    and budget: the small model the trained-outcome tests were calibrated on."""
+    items = yaml.safe_load((REPO / LESSON_FILE).read_text())["overrides"]
+    budget = ("data.", "train.max_steps=", "train.val_every=")
+    return [item for item in items if not item.startswith(budget)]
+
+
 def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
-    """--set overrides training configs/synth_ende on a corpus folder."""
+    """--set overrides training configs/synth_ende on a corpus folder with the
+    lesson's recipe."""
     files = [
         f"data.{split}.{side}={corpus}/{split}.{lang}"
         for split in ("train", "val", "test")
@@ -77,22 +91,32 @@ def overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
         f"name={name}",
         f"train.max_steps={steps}",
         f"train.val_every={steps // 2}",
-        "train.val_max_sentences=60",
-        "eval.buckets=[10, 20]",  # 1-10, 11-20, 21-30 (and longer)
-        "tokenizer.vocab_size=1000",  # this subset supports fewer pieces than 1300
-        "train.lr=0.006",
-        "train.batch_tokens=1500",
-        # the small model the tests were calibrated on (the demo's is bigger)
-        "model.attention_dim=64",
-        "model.encoder.embed_dim=64",
-        "model.encoder.hidden_size=64",
-        "model.encoder.dropout=0.1",
-        "model.decoder.embed_dim=64",
-        "model.decoder.hidden_size=128",
-        "model.decoder.dropout=0.1",
-        "model.decoder.input_feeding=true",
-        "train.curriculum_steps=0",
+        *lesson_recipe(),
     ]
+
+
+LESSON_TRAINED = ("none", "additive")  # what the suite trains of the lesson
+
+
+@pytest.fixture(scope="session")
+def lesson_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """`none` and `additive` of configs/experiments/lesson.yaml (800 steps on
+    the lesson's corpus, both side by side on one thread each, evaluated on
+    test), shared by test_train.py and the notebooks' test (a minute or two)."""
+    root = tmp_path_factory.mktemp("lesson")
+    sizes = write_short_corpus(root / "corpus")
+    path = lesson_experiment(
+        root / "lesson.yaml", root / "corpus", root / "runs", LESSON_TRAINED
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "seq2seq", "experiment", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = {m: root / "runs" / "lesson" / f"{m}-s1" for m in LESSON_TRAINED}
+    return {"sizes": sizes, "corpus": root / "corpus", "root": root / "runs", **runs}
 
 
 def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:

@@ -4,7 +4,6 @@ and read back what TensorBoard will show (event files and a live server)."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -14,66 +13,21 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, overrides, tiny_overrides
+from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.config import load_config
 from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
-from seq2seq.lab.evaluate import evaluate
 from seq2seq.training.train import train
 
-MAX_WORDS = 30  # short enough to train in a minute, long enough to show the bottleneck
-STEPS = 800  # attention "clicks" around step 500 with these settings
-
-
-def short_corpus(folder: Path) -> dict[str, int]:
-    """The shipped corpus (seed 3), keeping pairs of at most MAX_WORDS English words."""
-    write_corpus(
-        folder / "full", seed=3, sizes={"train": 16000, "val": 300, "test": 900}
-    )
-    sizes = {}
-    for split in ("train", "val", "test"):
-        files = {
-            ext: (folder / "full" / f"{split}.{ext}").read_text().splitlines()
-            for ext in ("en", "de", "align")
-        }
-        keep = [i for i, en in enumerate(files["en"]) if len(en.split()) <= MAX_WORDS]
-        for ext, lines in files.items():
-            text = "".join(lines[i] + "\n" for i in keep)
-            (folder / f"{split}.{ext}").write_text(text, encoding="utf-8")
-        sizes[split] = len(keep)
-    return sizes
+STEPS = 800  # configs/experiments/lesson.yaml's budget
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("integration")
-    sizes = short_corpus(root / "corpus")
-    # Both trainings side by side, one core each, as `make demo` runs them.
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    procs = {
-        mode: subprocess.Popen(
-            [sys.executable, "-m", "seq2seq", "train", "--progress", "off"]
-            + ["--config", str(REPO / f"configs/synth_ende/{mode}.yaml")]
-            + [
-                arg
-                for o in overrides(root / "corpus", root / "runs", mode, steps=STEPS)
-                for arg in ("--set", o)
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-        )
-        for mode in ("none", "additive")
-    }
-    assert {mode: p.wait() for mode, p in procs.items()} == {"none": 0, "additive": 0}
-    torch.set_num_threads(2)
-    out: dict = {"sizes": sizes}
-    for mode in procs:
-        out[mode] = root / "runs" / mode
-        evaluate(out[mode], "test", device_name="cpu")
-    return out
+def runs(lesson_runs: dict) -> dict:
+    """The lesson's `none` and `additive` runs (conftest.lesson_runs)."""
+    return lesson_runs
 
 
 def result(run: Path) -> dict:

@@ -1,0 +1,218 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent,ipynb
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 1. Attention from scratch
+#
+# *About 10 minutes. Runs in seconds on a CPU.*
+#
+# Attention answers one question for every query: **which of these stored
+# vectors should I read, and how much of each?** It does so in four steps:
+#
+# 1. **project** the inputs into queries Q, keys K and values V;
+# 2. **score** every query against every key;
+# 3. **softmax** each query's scores into weights that are positive and sum to 1;
+# 4. **mix** the values with those weights.
+#
+# This notebook builds the four steps by hand on a handful of vectors, then
+# uses the lab's own module, `SingleHeadAttention`
+# ([seq2seq/model/attention.py](../../seq2seq/model/attention.py)), and checks
+# what must always hold. Every `assert` in a cell is a property the lesson
+# teaches; `make test` runs this notebook and fails if one breaks.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+
+from seq2seq.model.attention import SingleHeadAttention, causal_mask, padding_mask
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## The four steps on five vectors
+#
+# Five input vectors of size 4 (think: five words), one query. The projections
+# are random matrices here; in a trained model they are learned.
+
+# %%
+x = torch.randn(5, 4)  # five inputs (T, d)
+w_q, w_k, w_v = (torch.randn(4, 3) for _ in range(3))  # d -> d_k = 3
+
+q = x[2] @ w_q  # 1. project: the query is made from input 2   (d_k,)
+k = x @ w_k  # keys, one per input                             (T, d_k)
+v = x @ w_v  # values, one per input                           (T, d_k)
+scores = k @ q  # 2. score: a dot product per key                (T,)
+weights = torch.softmax(scores, dim=0)  # 3. softmax             (T,)
+output = weights @ v  # 4. mix: a weighted average of values      (d_k,)
+
+print("scores ", scores.numpy().round(2))
+print("weights", weights.numpy().round(3), "sum", float(weights.sum()))
+print("output ", output.numpy().round(3))
+assert torch.all(weights > 0) and torch.isclose(weights.sum(), torch.tensor(1.0))
+
+# %% [markdown]
+# The output is a blend of all five values, never exactly one of them: that
+# is what **soft** attention means. A *hard* lookup would take only the value
+# with the highest score. Both are one line from the same scores:
+
+# %%
+hard = v[scores.argmax()]
+print("soft output:", output.numpy().round(3))
+print("hard output:", hard.numpy().round(3), "(value", int(scores.argmax()), ")")
+# the soft weights put mass on more than one position
+assert (weights > 0.01).sum() > 1
+
+# %% [markdown]
+# Sharper scores push the soft output towards the hard one. Multiplying the
+# scores by a growing factor (an "inverse temperature") shows it:
+
+# %%
+for sharpness in (1, 4, 16, 64):
+    w = torch.softmax(sharpness * scores, dim=0)
+    gap = float((w @ v - hard).norm())
+    print(
+        f"x{sharpness:>2}: top weight {float(w.max()):.3f}, distance to hard {gap:.4f}"
+    )
+assert float((torch.softmax(64 * scores, 0) @ v - hard).norm()) < 1e-3
+
+# %% [markdown]
+# ## The lab's module: self-attention on `(2, 7, 64)`
+#
+# `SingleHeadAttention(d_model, d_k)` does the same for whole batches of
+# sequences, with the scores divided by √d_k (notebook 2 says why). In
+# *self*-attention the queries, keys and values all come from the same
+# sequence.
+
+# %%
+attn = SingleHeadAttention(d_model=64, d_k=16)
+x = torch.randn(2, 7, 64)  # a batch of 2 sequences of 7 vectors
+out, w = attn(x, x)  # self-attention: queries and keys from x
+print("output", tuple(out.shape), "weights", tuple(w.shape))
+assert out.shape == (2, 7, 16) and w.shape == (2, 7, 7)
+# every row of weights is a distribution over the 7 keys
+assert torch.allclose(w.sum(-1), torch.ones(2, 7))
+
+# %% [markdown]
+# ## Masks: padding and the future
+#
+# Sequences in a batch have different lengths, so the short ones are padded.
+# A padded position is not a word: no query may read it. A **padding mask**
+# marks the real keys; masked keys get a score of −∞ and therefore a weight of
+# exactly 0. Say the second sequence has only 4 real positions:
+
+# %%
+lengths = torch.tensor([7, 4])
+pad = padding_mask(lengths, 7)  # (B, 1, T): True on real keys
+out, w = attn(x, x, pad)
+print(w[1].detach().numpy().round(2))
+assert torch.all(w[1, :, 4:] == 0)  # exactly zero, not just small
+assert torch.allclose(w.sum(-1), torch.ones(2, 7))  # rows still sum to 1
+
+# %% [markdown]
+# Changing what sits in the padding cannot change the output of the real
+# positions:
+
+# %%
+x_noisy = x.clone()
+x_noisy[1, 4:] = 100 * torch.randn(3, 64)
+out_noisy, _ = attn(x_noisy, x_noisy, pad)
+assert torch.allclose(out[1, :4], out_noisy[1, :4], atol=1e-6)
+print("padding content does not leak into the real positions")
+
+# %% [markdown]
+# A decoder that writes a sentence left to right must not look at words it
+# has not written yet. A **causal mask** lets position *i* read positions
+# 0..*i* only. The lesson writes it as a 0/1 float matrix,
+# `torch.tril(torch.ones(n, n))`; the lab also takes a boolean one
+# (`causal_mask(n)`). Both mean the same:
+
+# %%
+float_mask = torch.tril(torch.ones(7, 7))  # 1 = may look, 0 = may not
+_, w_float = attn(x, x, float_mask)
+_, w_bool = attn(x, x, causal_mask(7))
+assert torch.equal(w_float, w_bool)
+assert torch.all(w_bool.triu(diagonal=1) == 0)  # nothing above the diagonal
+# output i does not change when the inputs after i change
+x_future = x.clone()
+x_future[:, 5:] = torch.randn(2, 2, 64)
+out_a, _ = attn(x, x, causal_mask(7))
+out_b, _ = attn(x_future, x_future, causal_mask(7))
+assert torch.allclose(out_a[:, :5], out_b[:, :5], atol=1e-6)
+print(w_bool[0].detach().numpy().round(2))
+
+# %% [markdown]
+# The two masks combine with `&`: a query may read a key only if the key is
+# real *and* not in the future.
+
+# %%
+both = pad & causal_mask(7)  # (B, 7, 7)
+_, w = attn(x, x, both)
+assert torch.all(w[1, :, 4:] == 0) and torch.all(w[1].triu(1) == 0)
+
+# %% [markdown]
+# ## Look at `w[0]`: random inputs, then repeated tokens
+#
+# A heatmap of the weights shows who reads whom. On random inputs the
+# pattern has no structure to find. Now build a sequence in which the same
+# token occurs several times: identical inputs make identical queries and
+# keys, so **their rows of weights are identical**, and every query gives the
+# copies of a token the same weight.
+
+# %%
+torch.manual_seed(1)
+vocab = torch.randn(3, 64)  # three distinct "tokens"
+ids = torch.tensor([0, 1, 0, 2, 1, 0, 2])  # token 0 at 0, 2, 5; 1 at 1, 4; 2 at 3, 6
+repeated = vocab[ids].unsqueeze(0)
+_, w_random = attn(torch.randn(1, 7, 64), torch.randn(1, 7, 64))
+_, w_repeat = attn(repeated, repeated)
+
+fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
+for ax, weights, title in (
+    (axes[0], w_random[0], "random inputs"),
+    (axes[1], w_repeat[0], "tokens " + " ".join(map(str, ids.tolist()))),
+):
+    ax.imshow(weights.detach(), cmap="viridis", vmin=0)
+    ax.set_title(title)
+    ax.set_xlabel("key position")
+    ax.set_ylabel("query position")
+fig.tight_layout()
+plt.show()
+
+rows = w_repeat[0]
+assert torch.allclose(rows[0], rows[2]) and torch.allclose(rows[0], rows[5])
+assert torch.allclose(rows[:, 0], rows[:, 2]) and torch.allclose(rows[:, 1], rows[:, 4])
+assert not torch.allclose(w_random[0, 0], w_random[0, 1], atol=0.05)
+
+# %% [markdown]
+# Self-attention on its own cannot tell the three copies of token 0 apart:
+# it sees a **set**, not a sequence. That is why transformers add position
+# information to their inputs, and why an RNN encoder (which reads in order)
+# needs none.
+#
+# ## Is mean-pooling a special case of attention?
+#
+# Yes: mean-pooling is attention whose weights are uniform, `1/T` for every
+# key, whatever the query. The lab's `mean` mode is exactly that. With all
+# scores equal, the softmax gives uniform weights:
+
+# %%
+values = torch.randn(1, 7, 16)
+uniform = torch.softmax(torch.zeros(1, 1, 7), dim=-1)  # equal scores
+assert torch.allclose(uniform, torch.full((1, 1, 7), 1 / 7))
+assert torch.allclose(uniform @ values, values.mean(dim=1, keepdim=True))
+print("softmax of equal scores, then mix = the mean of the values")
+
+# %% [markdown]
+# What attention adds over the mean is that the weights *depend on the
+# query*: each decoder step can read a different part of the source.
+# Notebook 3 measures what that buys a translation model.
+#
+# **Try it:** change `ids` above so that one token appears four times, or set
+# the two halves of `x` equal, and predict the heatmap before you run it.
