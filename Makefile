@@ -43,7 +43,7 @@ tensorboard: $(STAMP)
 lesson: $(LESSON_STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=docs/notebooks $(LAB_FLAGS)
 
-## Execute the notebooks' sources and write their copies with outputs (about 5 min).
+## Execute the notebooks' sources and write their copies with outputs (a minute; 3-10 more to train notebook 3's runs the first time).
 notebooks: $(STAMP)
 	$(PY) scripts/lessons/build_notebooks.py
 

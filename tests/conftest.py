@@ -106,7 +106,11 @@ def lesson_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("lesson")
     sizes = write_short_corpus(root / "corpus")
     path = lesson_experiment(
-        root / "lesson.yaml", root / "corpus", root / "runs", LESSON_TRAINED
+        root / "lesson.yaml",
+        root / "corpus",
+        root / "runs",
+        LESSON_TRAINED,
+        source=REPO / LESSON_FILE,
     )
     done = subprocess.run(
         [sys.executable, "-m", "seq2seq", "experiment", str(path)],

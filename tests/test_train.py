@@ -37,12 +37,13 @@ def result(run: Path) -> dict:
 @pytest.mark.slow
 def test_attention_learns_and_beats_the_bottleneck_on_long_sentences(runs) -> None:
     """Margins, from these two trainings over train.seed 1-5 on an Intel Xeon
-    (each training on one thread, as here) and seed 1 on an AMD EPYC:
-    `additive` scored 32.4-47.4 BLEU (42.4 on the EPYC), asked for > 20; its
-    longest bucket led `none`'s by 26-40 BLEU, asked for > 10; its AER was
-    0.24-0.27, asked for < 0.6, and fell from 0.45-0.61 at the first
-    validation to 0.22-0.25 at the second. The spread over seeds and CPUs is
-    wide (15 BLEU) because 800 steps end just after the alignment forms."""
+    (each training on one thread, as here), seed 1 on an AMD EPYC (Zen 3) and
+    seed 1 on an AMD EPYC (Zen 4): `additive` scored 32.4-47.4 BLEU (42.4 and
+    30.8 on the EPYCs), asked for > 20; its longest bucket led `none`'s by
+    26-40 BLEU (25.6 on the Zen 4), asked for > 10; its AER was 0.24-0.28,
+    asked for < 0.6, and fell from 0.45-0.63 at the first validation to
+    0.22-0.26 at the second. The spread over seeds and CPUs is wide (15 BLEU)
+    because 800 steps end just after the alignment forms."""
     att, none = result(runs["additive"]), result(runs["none"])
     for r in (att, none):
         assert {"mode", "params", "bleu", "chrf", "signature", "buckets", "aer"} <= set(
@@ -100,7 +101,9 @@ def test_run_directory_has_checkpoints_and_tensorboard_images(runs) -> None:
 def test_no_attention_run_says_there_is_nothing_to_align(runs) -> None:
     events = EventAccumulator(str(runs["none"]))
     events.Reload()
-    assert not events.Tags()["images"]
+    # no heatmap of any view (a probe's plot, from the notebooks, may be there)
+    views = ("alignment", "forced")
+    assert not [t for t in events.Tags()["images"] if t.startswith(views)]
     assert "alignment/text_summary" in events.Tags()["tensors"]
     assert not [t for t in events.Tags()["scalars"] if t.startswith("attention/")]
 

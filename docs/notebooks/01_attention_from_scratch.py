@@ -33,7 +33,7 @@ import torch
 
 from seq2seq.model.attention import SingleHeadAttention, causal_mask, padding_mask
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)
 
 # %% [markdown]
 # ## The four steps on five vectors

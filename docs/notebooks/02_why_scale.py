@@ -115,6 +115,8 @@ axes[0].set_ylabel("softmax entropy (nats)")
 axes[1].set_ylabel("largest weight")
 for ax in axes:
     ax.set_xscale("log", base=2)
+    ax.set_xticks(DIMS, labels=[str(d) for d in DIMS])  # plain labels
+    ax.minorticks_off()
     ax.set_xlabel("dimension d")
     ax.legend()
 fig.tight_layout()

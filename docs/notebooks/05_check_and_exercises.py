@@ -127,9 +127,9 @@ for mode in ("none", "additive"):
 
 # %% [markdown]
 # **8. True or false: attention weights are always faithful explanations.**
-# False. Notebook 4 found a pair translated perfectly while its weights
-# pointed away from the gold alignment; the ablations showed that the model
-# depends on where the weights point, which is a different claim.
+# False. Notebook 4 found a pair translated right whose weights, on some of
+# its words, point away from the gold alignment; the ablations showed that
+# the model depends on where its weights point, which is a different claim.
 #
 # **9. Dense attention's cost in the sequence length n is roughly (a) O(n),
 # (b) O(n log n), (c) O(n²)?** (c): one weight per query-key pair. Doubling
@@ -192,7 +192,7 @@ elif cfg.model.attention != "scaled_dot":
     print(f"not yet: the decoder still uses {cfg.model.attention!r}")
 else:
     att = model.decoder.attention
-    keys = torch.randn(2, 5, 256)
+    keys = torch.randn(2, 5, 2 * cfg.model.encoder.hidden_size)  # (B, S, 2H)
     _, w = att(
         torch.randn(2, cfg.model.decoder.hidden_size),
         keys,
@@ -223,13 +223,17 @@ elif cfg.model.attention != "none":
 elif not cfg.model.encoder.reverse:
     print("not yet: the encoder reads left to right (see model.encoder.reverse)")
 else:
-    src = torch.tensor([[5, 6, 7, 8]])
-    final = model.encode(src, torch.tensor([4])).final
-    changed = model.encode(torch.tensor([[9, 6, 7, 8]]), torch.tensor([4])).final
-    print(
-        "done: the summary is the state after reading word 1 last; changing "
-        f"word 1 moves it by {float((final - changed).norm()):.3f}"
-    )
+    # reading right to left, the state at word j has seen words j..n only:
+    # changing word 1 may change the summary but no later state
+    one, other = torch.tensor([[5, 6, 7, 8]]), torch.tensor([[9, 6, 7, 8]])
+    states = [model.encode(src, torch.tensor([4])).keys for src in (one, other)]
+    later_same = torch.allclose(states[0][:, 1:], states[1][:, 1:])
+    if later_same:
+        print("done: the encoder reads right to left; word 1 is the last it reads")
+    else:
+        print(
+            "not yet: changing word 1 changed later states, so it reads left to right"
+        )
 
 # %% [markdown]
 # ### Exercise 3: double the vector

@@ -31,8 +31,9 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from jupyter_client.kernelspec import NoSuchKernel
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKernelError
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "docs" / "notebooks"
@@ -67,10 +68,18 @@ def check(paths: list[Path]) -> int:
     return 1 if stale else 0
 
 
+def failed_cell(nb: nbformat.NotebookNode) -> str:
+    """ "cell K" (1-based, markdown counted) of the first cell holding an error."""
+    for k, cell in enumerate(nb.cells, start=1):
+        if any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            return f"cell {k}"
+    return "a cell"
+
+
 def execute(src: Path, out: Path) -> float:
-    """Run ``src`` in a fresh kernel and write the executed copy; seconds."""
+    """Run ``src`` in a fresh kernel and write the executed copy; seconds.
+    The copy keeps the source's jupytext header, which pairs the two."""
     nb = jupytext.read(src)
-    nb.metadata.pop("jupytext", None)
     client = NotebookClient(
         nb,
         timeout=TIMEOUT_S,
@@ -78,7 +87,17 @@ def execute(src: Path, out: Path) -> float:
         resources={"metadata": {"path": str(REPO)}},
     )
     start = time.perf_counter()
-    client.execute()
+    try:
+        client.execute()
+    except CellExecutionError as err:  # the traceback, then one line
+        print(err, file=sys.stderr)
+        first = (err.evalue or "").strip().splitlines()[:1]
+        why = f"{err.ename}: {first[0]}" if first else err.ename
+        sys.exit(f"error: {src.name}: {failed_cell(nb)} raised {why}")
+    except (CellControlSignal, DeadKernelError) as err:  # a timeout, a dead kernel
+        sys.exit(f"error: {src.name}: {type(err).__name__}: {err}")
+    except NoSuchKernel:
+        sys.exit(f"error: {src.name}: no python3 kernel; run make install (ipykernel)")
     took = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out / src.with_suffix(".ipynb").name)
@@ -96,10 +115,7 @@ def main() -> None:
     if args.check:
         sys.exit(check(paths))
     for src in paths:
-        try:
-            took = execute(src, args.out or args.folder)
-        except CellExecutionError as err:
-            sys.exit(f"error: {src.name}: a cell failed:\n{err}")
+        took = execute(src, args.out or args.folder)
         print(f"{src.name}: executed in {took:.0f} s", flush=True)
 
 

@@ -27,11 +27,13 @@ def write_short_corpus(
 ) -> dict[str, int]:
     """The corpus of ``write_corpus(out_dir / "full", seed, SIZES)``, keeping
     pairs of at most ``max_words`` English words; returns the pairs kept per
-    split. Written again only when missing or made by another generator."""
+    split. Written again when a file is missing or the slice was made by
+    another generator or with other settings."""
     out_dir = Path(out_dir)
     stamp = out_dir / "SLICE.json"
     made = {"version": VERSION, "seed": seed, "sizes": SIZES, "max_words": max_words}
-    if stamp.is_file():
+    files = [out_dir / f"{split}.{ext}" for split in SIZES for ext in EXTENSIONS]
+    if stamp.is_file() and all(f.is_file() for f in files):
         saved = json.loads(stamp.read_text(encoding="utf-8"))
         if saved.get("made") == made:
             return saved["kept"]
@@ -40,7 +42,9 @@ def write_short_corpus(
     kept = {}
     for split in SIZES:
         files = {
-            ext: (out_dir / "full" / f"{split}.{ext}").read_text().splitlines()
+            ext: (out_dir / "full" / f"{split}.{ext}")
+            .read_text(encoding="utf-8")
+            .splitlines()
             for ext in EXTENSIONS
         }
         keep = [i for i, en in enumerate(files["en"]) if len(en.split()) <= max_words]
