@@ -16,7 +16,7 @@ from seq2seq import modes
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.data.download import MIRROR_ENV
 from seq2seq.data.lesson import write_short_corpus
-from seq2seq.lab.lesson import LESSON_FILE, lesson_experiment
+from seq2seq.lab.lesson import LESSON_FILE, lesson_experiment, run_dirs
 from seq2seq.model.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ def lesson_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
         text=True,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    runs = {m: root / "runs" / "lesson" / f"{m}-s1" for m in LESSON_TRAINED}
+    runs = run_dirs(path)  # none, additive
     return {"sizes": sizes, "corpus": root / "corpus", "root": root / "runs", **runs}
 
 

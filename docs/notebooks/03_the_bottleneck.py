@@ -51,7 +51,13 @@ from IPython.display import Image, display
 from seq2seq.data.lesson import write_short_corpus
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.lab.experiment import experiment
-from seq2seq.lab.lesson import at_repository_root, forced_alignments, lesson_experiment
+from seq2seq.lab.lesson import (
+    Aligned,
+    at_repository_root,
+    forced_alignments,
+    lesson_experiment,
+    run_dirs,
+)
 from seq2seq.lab.probe import probe
 from seq2seq.training.board import heatmap, word_view
 
@@ -77,8 +83,8 @@ PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 print("pairs per split:", write_short_corpus(DATA))
 exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
 experiment(exp_file)
-root = RUNS / "lesson"
-results = {m: saved_evaluation(root / f"{m}-s1", "test") for m in MODES}
+runs = run_dirs(exp_file)  # {mode: its run folder}
+results = {m: saved_evaluation(runs[m], "test") for m in MODES}
 
 # %% [markdown]
 # ## BLEU by sentence length
@@ -87,7 +93,8 @@ results = {m: saved_evaluation(root / f"{m}-s1", "test") for m in MODES}
 # and for sources of 1-10, 11-20 and 21-30 words:
 
 # %%
-display(Image(filename=str(root / "compare" / "bleu_by_length.png")))
+compared = runs[MODES[0]].parent / "compare"  # beside the runs
+display(Image(filename=str(compared / "bleu_by_length.png")))
 
 # %% [markdown]
 # Read the plot from left to right. After 800 steps the two models that can
@@ -119,9 +126,8 @@ if {"none", "additive"} <= set(MODES):
 # run it, its figures are here:
 
 # %%
-demo = {
-    m: saved_evaluation(Path(f"runs/demo/{m}-s1"), "test") for m in ("none", "additive")
-}
+demo_runs = run_dirs(Path("configs/experiments/demo.yaml"))
+demo = {m: saved_evaluation(run_dir, "test") for m, run_dir in demo_runs.items()}
 if all(demo.values()):
     for mode, r in demo.items():
         cells = "  ".join(f"{b['lo']}-{b['hi']}: {b['bleu']:.1f}" for b in r["buckets"])
@@ -139,9 +145,8 @@ else:
 
 
 # %%
-def show_alignment(run_dir: Path, index: int, title: str) -> float:
-    """Word heatmap of pair ``index`` with its gold links; returns its AER."""
-    (a,) = forced_alignments(run_dir, "test", [index])
+def show_alignment(a: Aligned, title: str) -> float:
+    """Word heatmap of one pair with its gold links; returns its AER."""
     words, src, tgt = word_view(a.weights, a.src, a.tgt)
     fig = heatmap(words, src, tgt, f"{title} · AER {a.aer():.2f}")
     ax = fig.axes[0]
@@ -151,10 +156,12 @@ def show_alignment(run_dir: Path, index: int, title: str) -> float:
     return a.aer()
 
 
-test_src = (DATA / "test.en").read_text(encoding="utf-8").splitlines()
-long_one = next(i for i, s in enumerate(test_src) if 18 <= len(s.split()) <= 24)
 if "additive" in MODES:
-    show_alignment(root / "additive-s1", long_one, f"additive, test pair {long_one}")
+    aligned = forced_alignments(runs["additive"], "test")
+    long_one = next(
+        i for i, a in enumerate(aligned) if 18 <= len(a.source.split()) <= 24
+    )
+    show_alignment(aligned[long_one], f"additive, test pair {long_one}")
     print("test AER of the whole split:", round(results["additive"]["aer"], 3))
 
 # %% [markdown]
@@ -176,7 +183,7 @@ if "additive" in MODES:
 # %%
 probes = {}
 for mode in [m for m in ("none", "additive") if m in MODES]:
-    probes[mode] = probe(root / f"{mode}-s1", "test", sentences=PROBE_SENTENCES)
+    probes[mode] = probe(runs[mode], "test", sentences=PROBE_SENTENCES)
 fig, ax = plt.subplots(figsize=(6, 3.4))
 for mode, result in probes.items():
     rows = [r for r in result["by_position"] if r["accuracy"] is not None]

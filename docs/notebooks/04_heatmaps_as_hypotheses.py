@@ -34,14 +34,20 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from IPython.display import display
 
+from seq2seq import run
 from seq2seq.data.lesson import write_short_corpus
 from seq2seq.lab.evaluate import evaluate, saved_evaluation
 from seq2seq.lab.experiment import experiment
-from seq2seq.lab.lesson import at_repository_root, forced_alignments, lesson_experiment
+from seq2seq.lab.lesson import (
+    at_repository_root,
+    forced_alignments,
+    lesson_experiment,
+    run_dirs,
+)
 from seq2seq.training.board import heatmap, word_view
+from seq2seq.training.metrics import sentence_bleu
 
 # %matplotlib inline
-from seq2seq.training.metrics import sentence_bleu
 
 at_repository_root()  # the lab's paths are relative to the checkout
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
@@ -49,10 +55,9 @@ RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
 MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
 
 write_short_corpus(DATA)
-experiment(
-    lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
-)  # skips finished runs
-run_dir = RUNS / "lesson" / "additive-s1"
+exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
+experiment(exp_file)  # skips finished runs
+run_dir = run_dirs(exp_file)["additive"]
 trained = saved_evaluation(run_dir, "test")
 print(f"additive, trained weights: BLEU {trained['bleu']:.1f}")
 
@@ -104,14 +109,14 @@ for how, r in ablated.items():
 
 # %%
 aligned = forced_alignments(run_dir, "test")
-hyps = (run_dir / "hyp_test.txt").read_text(encoding="utf-8").splitlines()
-refs = (DATA / "test.de").read_text(encoding="utf-8").splitlines()
+hyps = run.hypotheses_file(run_dir, "test").read_text(encoding="utf-8").splitlines()
+refs = [a.reference for a in aligned]
 quality = [sentence_bleu(h, r) for h, r in zip(hyps, refs, strict=True)]
 aers = [a.aer() for a in aligned]
 print(f"{len(aligned)} pairs, mean AER per pair {statistics.mean(aers):.3f}")
 
 # pairs translated (nearly) right; the one with the most links off gold
-src_text = (DATA / "test.en").read_text(encoding="utf-8").splitlines()
+src_text = [a.source for a in aligned]
 right = [i for i, q in enumerate(quality) if q >= 80]
 case = max(right, key=lambda i: len(aligned[i].predicted - aligned[i].gold))
 a = aligned[case]
@@ -165,6 +170,7 @@ for lo, hi in ((1, 10), (11, 20), (21, 30)):
 # above shows, and it does not say which causes which.
 
 # %% [markdown]
-# **Try it:** run the ablations on the `hard` run (`RUNS / "lesson" /
-# "hard-s1"`). Its weights are one-hot by construction: which ablation hurts
-# it most, and why does `uniform` hurt a hard model in a different way?
+# **Try it:** run the ablations on the `hard` run
+# (`run_dirs(exp_file)["hard"]`). Its weights are one-hot by construction:
+# which ablation hurts it most, and why does `uniform` hurt a hard model in a
+# different way?

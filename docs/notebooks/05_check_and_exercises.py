@@ -18,7 +18,6 @@
 # each with a cell that says whether your change worked.
 
 # %%
-import json
 import math
 import os
 from pathlib import Path
@@ -28,7 +27,8 @@ import torch
 from seq2seq import modes
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
-from seq2seq.lab.lesson import at_repository_root
+from seq2seq.lab.evaluate import saved_evaluation
+from seq2seq.lab.lesson import LESSON_FILE, at_repository_root, run_dirs
 from seq2seq.model.attention import Additive, SingleHeadAttention, attend, causal_mask
 from seq2seq.model.model import build_model
 
@@ -115,11 +115,10 @@ assert w_cross.shape == (1, 4, 9)
 # runs are there, here are their longest-bucket scores:
 
 # %%
-root = Path(os.environ.get("LESSON_RUNS", "runs")) / "lesson"
+lesson_runs = run_dirs(LESSON_FILE, Path(os.environ.get("LESSON_RUNS", "runs")))
 for mode in ("none", "additive"):
-    path = root / f"{mode}-s1" / "eval_test.json"
-    if path.is_file():
-        longest = json.loads(path.read_text())["buckets"][-1]
+    if result := saved_evaluation(lesson_runs[mode], "test"):
+        longest = result["buckets"][-1]
         words = f"{longest['lo']}-{longest['hi']} words"
         print(f"{mode}: BLEU on {words} {longest['bleu']:.1f}")
     else:

@@ -84,6 +84,7 @@ def execute(src: Path, out: Path) -> float:
         nb,
         timeout=TIMEOUT_S,
         kernel_name="python3",
+        record_timing=False,  # no timestamps in the copies
         resources={"metadata": {"path": str(REPO)}},
     )
     start = time.perf_counter()
@@ -99,6 +100,8 @@ def execute(src: Path, out: Path) -> float:
     except NoSuchKernel:
         sys.exit(f"error: {src.name}: no python3 kernel; run make install (ipykernel)")
     took = time.perf_counter() - start
+    for k, cell in enumerate(nb.cells):  # stable ids: a rebuild diffs by content
+        cell.id = f"cell-{k}"
     out.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out / src.with_suffix(".ipynb").name)
     return took

@@ -8,6 +8,8 @@ folder and a runs folder, for a chosen set of modes. The notebooks and the
 integration tests both call it, so the runs the tests train are the runs the
 notebooks read.
 
+:func:`run_dirs`: where an experiment file's runs are, by mode.
+
 :func:`forced_alignments`: a trained run's attention on reference
 translations, pair by pair, beside the gold word alignments, to draw a
 heatmap and to find where the two disagree.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -28,6 +30,7 @@ from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
+from seq2seq.lab.experiment import load_experiment, plan
 from seq2seq.training.board import EOS_LABEL
 from seq2seq.training.checkpoint import load_run
 from seq2seq.training.metrics import Link, aer, alignment_from_attention
@@ -76,6 +79,17 @@ def lesson_experiment(
     return Path(out)
 
 
+def run_dirs(path: Path, runs_dir: Path | None = None) -> dict[str, Path]:
+    """{config stem: run folder} of an experiment file with one seed, the
+    folders ``seq2seq experiment`` trains (under ``runs_dir`` if given)."""
+    exp = load_experiment(path)
+    if len(exp.seeds) != 1:
+        raise UserError(f"{path}: {len(exp.seeds)} seeds; run_dirs takes one")
+    if runs_dir is not None:
+        exp = replace(exp, runs_dir=str(runs_dir))
+    return {job.config.stem: job.run_dir for job in plan(exp)}
+
+
 @dataclass
 class Aligned:
     """One pair's attention under forced decoding of its reference, beside
@@ -86,6 +100,8 @@ class Aligned:
     tgt: list[str]  # reference subwords, then "</s>"
     predicted: set[Link]  # (source word, target word) from each row's argmax
     gold: set[Link]
+    source: str  # the pair's text
+    reference: str
 
     def aer(self) -> float:
         return aer([self.predicted], [self.gold])
@@ -111,5 +127,6 @@ def forced_alignments(
             links = alignment_from_attention(w, src_words[i], tgt_words[i])
             src = [*tok.src_pieces(data.src_ids[i]), EOS_LABEL]
             tgt = [*tok.tgt_pieces(data.tgt_ids[i]), EOS_LABEL]
-            out.append(Aligned(w, src, tgt, links, set(map(tuple, pairs.align[i]))))
+            gold = set(map(tuple, pairs.align[i]))
+            out.append(Aligned(w, src, tgt, links, gold, pairs.src[i], pairs.tgt[i]))
     return out
