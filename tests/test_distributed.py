@@ -3,14 +3,11 @@ global batches, only rank 0 writes, and resume works the same."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, tiny_overrides
+from conftest import REPO, tiny_overrides, torchrun
 
 from seq2seq.config import load_config
 from seq2seq.data.synth import write_corpus
@@ -44,14 +41,6 @@ def new_run(corpus: Path, runs: Path, name: str, *extra: str) -> list[str]:
     return args
 
 
-def torchrun(train_args: list[str]) -> None:
-    args = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
-    args += ["-m", "seq2seq", "train", *train_args]
-    env = os.environ | {"OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-
-
 def weights(run: Path) -> dict[str, torch.Tensor]:
     return torch.load(run / "last.pt", weights_only=True)["model"]
 
@@ -66,11 +55,23 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [*tiny_overrides(corpus, runs, "one"), *SAME, "train.max_steps=12"],
     )
     train(cfg, "cpu")
-    torchrun(new_run(corpus, runs, "two", "train.max_steps=12"))
+    train_two("two", "train.max_steps=12", runs=runs, corpus=corpus)
     # Stopped at step 6 (as a killed run would be), then resumed to 12.
-    torchrun(new_run(corpus, runs, "two_resumed", "train.max_steps=6"))
-    torchrun(["--resume", str(runs / "two_resumed"), "--set", "train.max_steps=12"])
+    train_two("two_resumed", "train.max_steps=6", runs=runs, corpus=corpus)
+    resume = ["--resume", str(runs / "two_resumed"), "--set", "train.max_steps=12"]
+    train_two(*resume, runs=runs)
     return runs
+
+
+def train_two(*args: str, runs: Path, corpus: Path | None = None) -> None:
+    """``seq2seq train`` in 2 processes: a new run named ``args[0]`` when
+    ``corpus`` is given (removed first if a try is repeated), else ``args``."""
+    if corpus is not None:
+        name, *extra = args
+        command = ["-m", "seq2seq", "train", *new_run(corpus, runs, name, *extra)]
+        torchrun(command, fresh=(runs / name,), OMP_NUM_THREADS="1")
+    else:
+        torchrun(["-m", "seq2seq", "train", *args], OMP_NUM_THREADS="1")
 
 
 def test_two_processes_match_one(runs: Path) -> None:
