@@ -196,10 +196,10 @@ assert not torch.allclose(w_random[0, 0], w_random[0, 1], atol=0.05)
 # information to their inputs, and why an RNN encoder (which reads in order)
 # needs none.
 #
-# ## Is mean-pooling a special case of attention?
+# ## Mean-pooling is attention too
 #
-# Yes: mean-pooling is attention whose weights are uniform, `1/T` for every
-# key, whatever the query. The lab's `mean` mode is exactly that. With all
+# Averaging the values is attention with fixed weights: `1/T` on every key,
+# whatever the query. The lab's `mean` mode is exactly that. With all
 # scores equal, the softmax gives uniform weights:
 
 # %%

@@ -39,8 +39,10 @@ attn = SingleHeadAttention(d_model=32, d_k=8)
 x = torch.randn(1, 6, 32)
 
 # %% [markdown]
-# **1. Write the schematic formula for Attention(Q, K, V).**
-# softmax(score(Q, K)) V. Computed by hand, it is what the module returns:
+# **1. In one line, what does Attention(Q, K, V) compute?** It scores the
+# queries against the keys, turns the scores into weights with a softmax and
+# mixes the values with them: softmax(score(Q, K)) V. Written out by hand, it
+# is what the module returns:
 
 # %%
 q, k, v = attn.w_q(x), attn.w_k(x), attn.w_v(x)
@@ -50,22 +52,23 @@ assert torch.allclose(out, by_hand, atol=1e-6)
 print("softmax(Q K^T / sqrt(d_k)) V == SingleHeadAttention(x, x)")
 
 # %% [markdown]
-# **2. True or false: attention is a hard argmax over positions by default.**
-# False. Count the positions that receive weight:
+# **2. Does attention, as usually built, pick one position?** No: the
+# softmax gives every key some weight. Count the keys each query reads:
 
 # %%
 print("keys with weight > 1e-3, per query:", (w[0] > 1e-3).sum(-1).tolist())
 assert (w[0] > 1e-3).sum(-1).min() > 1
 
 # %% [markdown]
-# **3. Soft attention returns (a) one index, (b) a weighted sum of values,
-# (c) only the keys?** (b): the output is the weights times the values.
+# **3. What does a soft attention layer hand back: a position, a blend of
+# the values, or the keys?** A blend: the output is the weights times the
+# values.
 
 # %%
 assert torch.allclose(out, w @ v, atol=1e-6)
 
 # %% [markdown]
-# **4. Name the four stages.** Project, score, softmax, mix. The lab's
+# **4. What are the four steps, in order?** Project, score, softmax, mix. The lab's
 # `Additive` attention has one method per stage; chaining them by hand gives
 # its forward:
 
@@ -82,9 +85,9 @@ assert torch.allclose(context, ref_context, atol=1e-6)
 print("project -> score -> softmax -> mix == Additive.forward")
 
 # %% [markdown]
-# **5. True or false: encoder self-attention is typically bidirectional.**
-# True: without a causal mask the first position reads later ones; with one
-# it cannot.
+# **5. In an encoder's self-attention, may a word read the words after
+# it?** Yes, an encoder sees the whole sentence at once: with no causal mask
+# the first position reads later ones; a decoder's causal mask forbids it.
 
 # %%
 _, w_enc = attn(x, x)
@@ -99,9 +102,9 @@ print(
 assert w_enc[0, 0, 1:].sum() > 0 and w_dec[0, 0, 1:].sum() == 0
 
 # %% [markdown]
-# **6. Cross-attention takes its queries from (a) the encoder, (b) the
-# decoder, (c) noise?** (b). The weights have one row per decoder position
-# and one column per encoder position:
+# **6. In cross-attention, which side asks?** The decoder: its states are
+# the queries, the encoder's are the keys and values. The weights have one
+# row per decoder position and one column per encoder position:
 
 # %%
 decoder_states, encoder_states = torch.randn(1, 4, 32), torch.randn(1, 9, 32)
@@ -110,9 +113,10 @@ print("cross-attention weights:", tuple(w_cross.shape), "= (batch, target, sourc
 assert w_cross.shape == (1, 4, 9)
 
 # %% [markdown]
-# **7. Why did attention help classic RNN seq2seq?** The decoder reads all
-# encoder states instead of one final vector. Notebook 3 measured it; if its
-# runs are there, here are their longest-bucket scores:
+# **7. What did attention fix in RNN encoder–decoders?** The decoder no
+# longer depends on one summary of the source: at every step it may look at
+# every encoder state. Notebook 3 measured it; if its runs are there, here
+# are their scores on the longest sentences:
 
 # %%
 lesson_runs = run_dirs(LESSON_FILE, Path(os.environ.get("LESSON_RUNS", "runs")))
@@ -125,14 +129,14 @@ for mode in ("none", "additive"):
         print(f"{mode}: not trained yet (run notebook 3)")
 
 # %% [markdown]
-# **8. True or false: attention weights are always faithful explanations.**
-# False. Notebook 4 found a pair translated right whose weights, on some of
+# **8. Does a heatmap tell you why the model wrote a word?** Not by itself.
+# Notebook 4 found a pair translated right whose weights, on some of
 # its words, point away from the gold alignment; the ablations showed that
 # the model depends on where its weights point, which is a different claim.
 #
-# **9. Dense attention's cost in the sequence length n is roughly (a) O(n),
-# (b) O(n log n), (c) O(n²)?** (c): one weight per query-key pair. Doubling
-# n quadruples the weight matrix:
+# **9. How does the cost of full attention grow with the length n?** With
+# n²: there is one weight per query-key pair, so doubling n quadruples the
+# weight matrix:
 
 # %%
 sizes = {}
@@ -143,9 +147,10 @@ print(sizes)
 assert sizes[128] == 4 * sizes[64] and sizes[256] == 4 * sizes[128]
 
 # %% [markdown]
-# **10. What comes next?** How queries and keys are compared: the score
-# function. The lab has one registry of them (`seq2seq/modes.py`); each is a
-# value of `model.attention`:
+# **10. Which part of attention does the next lesson open up?** The
+# comparison of a query with a key: the score function. The lab has one
+# registry of them (`seq2seq/modes.py`); each is a value of
+# `model.attention`:
 
 # %%
 print(", ".join(modes.names()))
