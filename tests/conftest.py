@@ -112,20 +112,21 @@ def torchrun(args: list[str], fresh: tuple[Path, ...] = (), **env: str) -> str:
     its Python stack on the abort (PYTHONFAULTHANDLER), to show where it was."""
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"]
     environ = os.environ | {"PYTHONFAULTHANDLER": "1"} | env
-    for attempt in (1, 2):
+
+    def once() -> subprocess.CompletedProcess:
         for folder in fresh:
             shutil.rmtree(folder, ignore_errors=True)
-        proc = subprocess.run(
+        return subprocess.run(
             [*command, *args], capture_output=True, text=True, env=environ, timeout=300
         )
-        if proc.returncode == 0:
-            return proc.stdout
-        if attempt == 1 and GLOO_TEARDOWN_ABORT in proc.stderr:
-            message = f"gloo aborted a rank at teardown: {proc.stderr[-2000:]}"
-            warnings.warn(message, stacklevel=2)
-            continue
-        break
-    raise AssertionError(proc.stderr[-3000:])
+
+    proc = once()
+    if proc.returncode != 0 and GLOO_TEARDOWN_ABORT in proc.stderr:
+        message = f"gloo aborted a rank at teardown: {proc.stderr[-2000:]}"
+        warnings.warn(message, stacklevel=2)
+        proc = once()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
 
 
 LESSON_TRAINED = ("none", "additive")  # what the suite trains of the lesson

@@ -55,23 +55,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [*tiny_overrides(corpus, runs, "one"), *SAME, "train.max_steps=12"],
     )
     train(cfg, "cpu")
-    train_two("two", "train.max_steps=12", runs=runs, corpus=corpus)
+    two, resumed = runs / "two", runs / "two_resumed"
+    train_two(new_run(corpus, runs, two.name, "train.max_steps=12"), fresh=(two,))
     # Stopped at step 6 (as a killed run would be), then resumed to 12.
-    train_two("two_resumed", "train.max_steps=6", runs=runs, corpus=corpus)
-    resume = ["--resume", str(runs / "two_resumed"), "--set", "train.max_steps=12"]
-    train_two(*resume, runs=runs)
+    train_two(new_run(corpus, runs, resumed.name, "train.max_steps=6"), (resumed,))
+    train_two(["--resume", str(resumed), "--set", "train.max_steps=12"])
     return runs
 
 
-def train_two(*args: str, runs: Path, corpus: Path | None = None) -> None:
-    """``seq2seq train`` in 2 processes: a new run named ``args[0]`` when
-    ``corpus`` is given (removed first if a try is repeated), else ``args``."""
-    if corpus is not None:
-        name, *extra = args
-        command = ["-m", "seq2seq", "train", *new_run(corpus, runs, name, *extra)]
-        torchrun(command, fresh=(runs / name,), OMP_NUM_THREADS="1")
-    else:
-        torchrun(["-m", "seq2seq", "train", *args], OMP_NUM_THREADS="1")
+def train_two(args: list[str], fresh: tuple[Path, ...] = ()) -> None:
+    """``seq2seq train ARGS`` in 2 processes, one thread each (``fresh``: the
+    folders a repeated try removes first, see conftest.torchrun)."""
+    torchrun(["-m", "seq2seq", "train", *args], fresh, OMP_NUM_THREADS="1")
 
 
 def test_two_processes_match_one(runs: Path) -> None:
