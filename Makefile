@@ -12,10 +12,17 @@ WARM   := import seq2seq.training.train, seq2seq.lab.evaluate, seq2seq.lab.compa
           seq2seq.lab.translate, seq2seq.lab.probe, seq2seq.lab.experiment, seq2seq.data.synth, \
           seq2seq.data.download, pytest
 
+# TORCH_CPU=1 adds PyTorch's CPU wheel index, so pip takes torch's CPU build
+# (a 190 MB wheel) instead of the default index's CUDA build and its
+# nvidia-* packages (several GB): make install TORCH_CPU=1.
+TORCH_CPU ?=
+CPU_INDEX := https://download.pytorch.org/whl/cpu
+PIP_INDEX := $(if $(TORCH_CPU),--extra-index-url $(CPU_INDEX))
+
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet --no-compile $(PIP_INDEX) -c constraints.txt -e '.[dev]'
 	@# pip would byte-compile every file it installs (all of torch: 40 s of a
 	@# 80-s install on 2 cores); importing the lab's modules once compiles
 	@# only those, even where PYTHONDONTWRITEBYTECODE is set.
@@ -28,7 +35,7 @@ LESSON_STAMP := $(VENV)/.lesson-installed
 LAB_FLAGS ?=
 
 $(LESSON_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[dev,lesson]'
+	$(PY) -m pip install --quiet --no-compile $(PIP_INDEX) -c constraints.txt -e '.[dev,lesson]'
 	touch $(LESSON_STAMP)
 
 ## Train no-attention vs attention on the shipped corpus; print BLEU by length.

@@ -154,7 +154,8 @@ def lesson_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     runs = run_dirs(path)  # none, additive
-    return {"sizes": sizes, "corpus": root / "corpus", "root": root / "runs", **runs}
+    files = {"file": path, "corpus": root / "corpus", "root": root / "runs"}
+    return {"sizes": sizes, **files, **runs}
 
 
 def tiny_overrides(corpus: Path, runs: Path, name: str) -> list[str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.config import load_config
 from seq2seq.data.synth import write_corpus
-from seq2seq.training.board import word_view
+from seq2seq.training.board import FORCED_ROWS, heatmap, word_view
 from seq2seq.training.train import train
 
 
@@ -54,3 +55,16 @@ def test_a_tiny_run_logs_every_heatmap_view_and_the_aer(tmp_path) -> None:
     assert "attention/aer" in events.Tags()["scalars"]
     aer = [e.value for e in events.Scalars("attention/aer")]
     assert len(aer) == 2 and all(0.0 <= a <= 1.0 for a in aer)
+
+
+def test_a_heatmap_labels_its_rows_as_generated_or_forced() -> None:
+    """Forced decoding feeds the reference in: its rows are not the model's
+    output, and the figure says so."""
+    weights = torch.full((3, 4), 0.25)  # (T, S)
+    src, tgt = ["▁a", "▁b", "c", "</s>"], ["▁x", "▁y", "</s>"]
+    for target in ("generated", FORCED_ROWS):
+        fig = heatmap(weights, src, tgt, "title", target)
+        assert fig.axes[0].get_ylabel() == target
+        assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == tgt
+        plt.close(fig)
+    assert heatmap(weights, src, tgt, "t").axes[0].get_ylabel() == "generated"

@@ -4,6 +4,7 @@ the current sources; the exercises' checking cells accept their solutions."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,10 +16,13 @@ import jupytext
 import pytest
 from conftest import LESSON_TRAINED, REPO
 
+from seq2seq.lab.demo import bottleneck_shape
+
 FOLDER = REPO / "docs" / "notebooks"
 BUILD = REPO / "scripts" / "lessons" / "build_notebooks.py"
-NOTEBOOKS = sorted(p.stem for p in FOLDER.glob("[0-9][0-9]_*.py"))
-TRAINED = ("03", "04")  # read the lesson's runs (conftest.lesson_runs)
+STUDENTS = sorted(p.stem for p in FOLDER.glob("[0-9][0-9]_*.py"))
+NOTEBOOKS = [*STUDENTS, "teacher_answers"]
+TRAINED = ("03", "04", "te")  # read the lesson's runs (conftest.lesson_runs)
 
 
 def build(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -33,7 +37,7 @@ def build(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_there_are_five_notebooks() -> None:
-    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05"], NOTEBOOKS
+    assert [n[:2] for n in STUDENTS] == ["01", "02", "03", "04", "05"], STUDENTS
 
 
 @pytest.mark.slow
@@ -52,10 +56,49 @@ def test_the_notebook_runs_and_its_asserts_hold(
             "LESSON_RUNS": str(runs["root"]),
             "LESSON_MODES": ",".join(LESSON_TRAINED),
             "LESSON_PROBE_SENTENCES": "1000",
+            "LESSON_DEMO": str(runs["file"]),  # the suite's runs stand in
         }
-    done = build(name[:2], "--out", str(tmp_path), env=env)
+    done = build(name[:7], "--out", str(tmp_path), env=env)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert (tmp_path / f"{name}.ipynb").is_file()
+
+
+def cell_output(notebook: Path, tag: str) -> str:
+    """The text a committed copy's cell tagged ``tag`` printed."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    tagged = [c for c in nb["cells"] if tag in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{notebook.name}: {len(tagged)} cells tagged {tag}"
+    streams = [o for o in tagged[0]["outputs"] if o["output_type"] == "stream"]
+    return "".join("".join(o["text"]) for o in streams)
+
+
+def test_the_committed_bottleneck_notebook_shows_the_bottleneck() -> None:
+    """What a student reads in notebook 3's committed copy: the demo's recipe,
+    `none` learning short sentences and falling with length, attention flat.
+    It reads the copy's printed table (no training, no timing); the shape's
+    thresholds are seq2seq/lab/demo.py's, with 20+ BLEU of room over three
+    seeds and two CPU models."""
+    text = cell_output(FOLDER / "03_the_bottleneck.ipynb", "bottleneck-table")
+    assert "recipe: configs/experiments/demo.yaml" in text, text
+    rows = {}
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0] in ("none", "additive"):
+            rows[words[0]] = [float(c) for c in words[1:]]
+    assert len(rows) == 2 and len(rows["none"]) == 5, text  # five length buckets
+    shape = bottleneck_shape(rows)
+    assert shape.holds, shape.reasons
+    assert "the bottleneck's shape: holds" in text
+
+
+def test_the_shape_check_fails_without_the_bottleneck() -> None:
+    """The committed-copy check can fail: an untrained `none` (the short
+    recipe's table) and an attention model that falls with length."""
+    assert bottleneck_shape({"none": [51.4, 8.0], "additive": [98.8, 91.8]}).holds
+    short = bottleneck_shape({"none": [2.2, 0.2], "additive": [52.9, 26.9]})
+    assert not short.holds and len(short.reasons) == 3, short.reasons
+    flat = bottleneck_shape({"none": [40.0, 35.0], "additive": [95.0, 94.0]})
+    assert flat.reasons == ("none keeps 35.0 of 40.0, over half",)
 
 
 def test_the_committed_copies_are_current() -> None:
@@ -83,7 +126,7 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path) -> None:
     assert last == "error: 01_broken.py: cell 2 raised AssertionError", last
 
 
-# The teacher's solutions, as the notebook states them.
+# The teacher's solutions, as the teacher's notebook states them.
 SOLUTIONS = {
     "EXERCISE_1": '["model.attention=scaled_dot"]',
     "EXERCISE_2": '["model.attention=none", "model.encoder.bidirectional=false", '
@@ -97,10 +140,12 @@ def test_the_exercise_checks_accept_the_solutions(tmp_path: Path) -> None:
     """As shipped, each checking cell says "not yet"; with the solutions
     written in, each says "done"."""
     source = FOLDER / "05_check_and_exercises.py"
+    teacher = (FOLDER / "teacher_answers.py").read_text()
     code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
     text = "\n\n".join(code)
     for key, value in SOLUTIONS.items():
-        assert value in re.sub(r"\n#\s+", " ", source.read_text()), key
+        assert value in re.sub(r"\n#\s+", " ", teacher), key
+        assert value not in re.sub(r"\n#\s+", " ", source.read_text()), key
         text = re.sub(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
     for label, program in (("shipped", "\n\n".join(code)), ("solved", text)):
         (tmp_path / f"{label}.py").write_text(program)

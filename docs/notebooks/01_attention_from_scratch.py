@@ -13,6 +13,15 @@
 #
 # *About 10 minutes. Runs in seconds on a CPU.*
 #
+# **You will be able to** compute attention by hand in four steps (project,
+# score, softmax, mix), tell soft from hard attention, use the lab's
+# `SingleHeadAttention` with padding and causal masks, check the properties
+# every attention must have, and see mean-pooling as attention with fixed
+# weights.
+#
+# **Before this notebook**: Python, PyTorch tensors and matrix products
+# (`@`), and what a softmax is. No training, no data.
+#
 # Attention answers one question for every query: **which of these stored
 # vectors should I read, and how much of each?** It does so in four steps:
 #
@@ -39,11 +48,12 @@ _ = torch.manual_seed(0)
 # ## The four steps on five vectors
 #
 # Five input vectors of size 4 (think: five words), one query. The projections
-# are random matrices here; in a trained model they are learned.
+# are random matrices here, scaled by 1/√d as a layer's initial weights are;
+# in a trained model they are learned.
 
 # %%
 x = torch.randn(5, 4)  # five inputs (T, d)
-w_q, w_k, w_v = (torch.randn(4, 3) for _ in range(3))  # d -> d_k = 3
+w_q, w_k, w_v = (torch.randn(4, 3) / 4**0.5 for _ in range(3))  # d -> d_k = 3
 
 q = x[2] @ w_q  # 1. project: the query is made from input 2   (d_k,)
 k = x @ w_k  # keys, one per input                             (T, d_k)
@@ -58,16 +68,18 @@ print("output ", output.numpy().round(3))
 assert torch.all(weights > 0) and torch.isclose(weights.sum(), torch.tensor(1.0))
 
 # %% [markdown]
-# The output is a blend of all five values, never exactly one of them: that
-# is what **soft** attention means. A *hard* lookup would take only the value
-# with the highest score. Both are one line from the same scores:
+# The output is a blend of the values: about half of value 0, a third of
+# value 1, a tenth of value 2 and a little of the last two. It is never
+# exactly one of them: that is what **soft** attention means. A *hard* lookup
+# would take only the value with the highest score. Both are one line from
+# the same scores:
 
 # %%
 hard = v[scores.argmax()]
 print("soft output:", output.numpy().round(3))
 print("hard output:", hard.numpy().round(3), "(value", int(scores.argmax()), ")")
-# the soft weights put mass on more than one position
-assert (weights > 0.01).sum() > 1
+# a blend: no value has most of the weight, three have a tenth or more of it
+assert weights.max() < 0.6 and (weights >= 0.09).sum() == 3
 
 # %% [markdown]
 # Sharper scores push the soft output towards the hard one. Multiplying the
@@ -170,19 +182,22 @@ torch.manual_seed(1)
 vocab = torch.randn(3, 64)  # three distinct "tokens"
 ids = torch.tensor([0, 1, 0, 2, 1, 0, 2])  # token 0 at 0, 2, 5; 1 at 1, 4; 2 at 3, 6
 repeated = vocab[ids].unsqueeze(0)
-_, w_random = attn(torch.randn(1, 7, 64), torch.randn(1, 7, 64))
+random = torch.randn(1, 7, 64)
+_, w_random = attn(random, random)  # self-attention: queries and keys from one input
 _, w_repeat = attn(repeated, repeated)
 
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
+top = float(max(w_random.max(), w_repeat.max()))  # one colour scale for both
 for ax, weights, title in (
-    (axes[0], w_random[0], "random inputs"),
+    (axes[0], w_random[0], "seven random vectors"),
     (axes[1], w_repeat[0], "tokens " + " ".join(map(str, ids.tolist()))),
 ):
-    ax.imshow(weights.detach(), cmap="viridis", vmin=0)
+    image = ax.imshow(weights.detach(), cmap="viridis", vmin=0, vmax=top)
     ax.set_title(title)
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
-fig.tight_layout()
+fig.colorbar(image, ax=axes, label="attention weight")
+fig.suptitle("Self-attention weights: each row sums to 1")
 plt.show()
 
 rows = w_repeat[0]
@@ -214,5 +229,5 @@ print("softmax of equal scores, then mix = the mean of the values")
 # query*: each decoder step can read a different part of the source.
 # Notebook 3 measures what that buys a translation model.
 #
-# **Try it:** change `ids` above so that one token appears four times, or set
-# the two halves of `x` equal, and predict the heatmap before you run it.
+# **Try it:** change `ids` above so that one token appears four times, or
+# make every id the same token, and predict the heatmap before you run it.

@@ -11,7 +11,15 @@
 # %% [markdown]
 # # 2. Why the dot product is scaled
 #
-# *About 5 minutes. Runs in seconds on a CPU.*
+# *About 10 minutes. Runs in seconds on a CPU.*
+#
+# **You will be able to** say why raw dot-product scores grow with the
+# vectors' dimension d, what that does to a softmax and its gradient, what
+# dividing by √d changes, and why the lab's trained models show that the
+# danger depends on where the scores come from.
+#
+# **Before this notebook**: notebook 1; mean and variance of a sum of
+# independent random numbers; what a softmax does to a list of scores.
 #
 # `SingleHeadAttention` divides its scores by √d_k before the softmax. This
 # notebook measures what happens without that division as the vectors get
@@ -90,8 +98,11 @@ for d in DIMS:
 # - raw attention collapses: at d = 1024 the top weight is nearly 1 and the
 #   entropy nearly 0, an argmax in all but name;
 # - scaled attention keeps the same softness at every d;
-# - a saturated softmax barely passes gradient back to its scores, so the
-#   model learns slowly or not at all where attention should be learned.
+# - once saturated, the softmax passes little gradient back to its scores
+#   (the grad column: at d = 1024 a quarter of the scaled softmax's), so
+#   training can hardly move attention off the one key it picked. At small d
+#   (4 and 16) the raw scores are not saturated yet and pass as much
+#   gradient as the scaled ones, or more.
 
 # %%
 raw_big, scaled_big = rows[(1024, False)], rows[(1024, True)]
@@ -110,7 +121,7 @@ for scaled, style in ((False, "o-"), (True, "s--")):
     label = "scaled by 1/√d" if scaled else "raw q · k"
     axes[0].plot(DIMS, [rows[(d, scaled)]["entropy"] for d in DIMS], style, label=label)
     axes[1].plot(DIMS, [rows[(d, scaled)]["top"] for d in DIMS], style, label=label)
-axes[0].axhline(math.log(KEYS), color="grey", lw=0.8, ls=":")
+axes[0].axhline(math.log(KEYS), color="grey", lw=0.8, ls=":", label="uniform")
 axes[0].set_ylabel("softmax entropy (nats)")
 axes[1].set_ylabel("largest weight")
 for ax in axes:
@@ -119,15 +130,71 @@ for ax in axes:
     ax.minorticks_off()
     ax.set_xlabel("dimension d")
     ax.legend()
+fig.suptitle(f"Softmax over {KEYS} random keys: raw against scaled dot products")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Try it:** keep the raw scores but divide by d instead of √d. The spread
-# then *shrinks* like 1/√d, and the softmax flattens towards uniform weights
-# (entropy ln 32 ≈ 3.47): just as useless, the other way round. Which d makes
-# the two choices agree?
+# ## What the lab's trained models say
 #
-# The additive score of Bahdanau et al. (`additive` in this lab) has no such
-# problem by construction: `v^T tanh(W q + U k)` passes through a tanh, which
-# bounds every term. Notebook 3 uses it.
+# The argument above assumes q and k have independent components of variance
+# 1. A trained translation model's vectors are not like that, and the lab's
+# own trainings show that the danger depends on where the scores come from.
+# Every mode trained alike on the shipped corpus
+# (`seq2seq experiment configs/experiments/bottleneck_synth_ende.yaml`, 3,000
+# steps) and on Multi30k de→en
+# (`seq2seq experiment configs/experiments/bottleneck_multi30k_deen.yaml`, 3
+# epochs), test BLEU (docs/results.md):
+#
+# | score | what it computes | shipped corpus | Multi30k |
+# |---|---|---|---|
+# | `dot` | h_tᵀ h_s, unscaled | 93.9 | 27.1 |
+# | `scaled_dot` | h_tᵀ h_s / √d | 93.2 | 24.2 |
+# | `general` | h_tᵀ W h_s, unscaled, W learned | 61.2 | 3.9 |
+#
+# Unscaled `dot` learned as well as `scaled_dot`, with d = 256 and 512. Its
+# inputs are GRU states: every component lies between -1 and 1 and most sit
+# near 0, so their dot products spread far less than √d. `general` puts a
+# learned matrix W between them, and nothing bounds W: as training grows it,
+# the scores grow with it, the softmax saturates on whatever it attends to
+# early, and with the gradient gone it stays there (on Multi30k its
+# attention put 0.998 of its weight on one source position and never
+# recovered). The cell below measures the first half of that story with the
+# bounded vectors of a GRU: components tanh(x) of a small x.
+
+# %%
+d = 256
+gen = torch.Generator().manual_seed(0)
+q = torch.tanh(0.5 * torch.randn(TRIALS, 1, d, generator=gen))  # GRU-like (B, 1, d)
+k = torch.tanh(0.5 * torch.randn(TRIALS, KEYS, d, generator=gen))  # (B, S, d)
+bounded = (q @ k.transpose(1, 2)).squeeze(1)  # raw dot products (B, S)
+unit = rows[(d, False)]
+print(f"d = {d}, N(0, 1) vectors: score std {unit['std']:.1f}, top {unit['top']:.2f}")
+print(f"d = {d}, tanh(0.5 x) vectors: score std {bounded.std(-1).mean():.1f}")
+top = {}
+for growth in (1, 4, 16):  # W = growth x the identity: a W that training enlarged
+    w = torch.softmax(growth * bounded, dim=-1)
+    top[growth] = w.max(-1).values.mean().item()
+    print(f"  scores through W = {growth:>2} I: largest weight {top[growth]:.2f}")
+assert bounded.std(-1).mean() < 0.25 * unit["std"]
+assert top[1] < unit["top"] - 0.2 and top[16] > 0.95
+
+# %% [markdown]
+# The bounded vectors' dot products spread about a sixth as much as the
+# unit-variance ones, and their softmax keeps about half of its weight off
+# the top key, where the unit-variance one is close to an argmax. Put a
+# growing W between them and it saturates all the same (0.97 at 16 I). Scaling
+# by 1/√d protects against the first cause, the dimension; it cannot stop a
+# learned W from growing, which is one reason to prefer the additive score or
+# a scaled, normalised one when a score has weights of its own.
+
+# %% [markdown]
+# **Try it:** keep the raw scores but divide by d instead of √d. Predict
+# what happens to the spread and the entropy as d grows, then measure it.
+# Which d makes the two choices agree?
+#
+# The additive score of Bahdanau et al. (`additive` in this lab),
+# `vᵀ tanh(W q + U k)`, passes every component through a tanh, so each lies
+# between -1 and 1 whatever the dimension; the score is bounded by the sum of
+# |v|'s entries, which training learns but the dimension alone does not
+# inflate. Notebook 3 uses it.

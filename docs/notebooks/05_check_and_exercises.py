@@ -16,6 +16,13 @@
 # Ten questions about attention, each answered by running code against the
 # lab's modules rather than by recalling a sentence; then three exercises,
 # each with a cell that says whether your change worked.
+#
+# **You will be able to** answer the core questions about attention from
+# code you can run, and change the lab's model through its config overrides
+# to test an idea of your own.
+#
+# **Before this notebook**: notebooks 1-4. The answers to the exercises are
+# in the teacher's notebook (`teacher_answers`), not here.
 
 # %%
 import math
@@ -27,8 +34,9 @@ import torch
 from seq2seq import modes
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
+from seq2seq.lab.demo import DEMO_FILE
 from seq2seq.lab.evaluate import saved_evaluation
-from seq2seq.lab.lesson import LESSON_FILE, at_repository_root, run_dirs
+from seq2seq.lab.lesson import at_repository_root, run_dirs
 from seq2seq.model.attention import Additive, SingleHeadAttention, attend, causal_mask
 from seq2seq.model.model import build_model
 
@@ -68,9 +76,11 @@ assert (w[0] > 1e-3).sum(-1).min() > 1
 assert torch.allclose(out, w @ v, atol=1e-6)
 
 # %% [markdown]
-# **4. What are the four steps, in order?** Project, score, softmax, mix. The lab's
-# `Additive` attention has one method per stage; chaining them by hand gives
-# its forward:
+# **4. What are the four steps, in order?** Project, score, softmax, mix.
+# The lab's `Additive` attention exposes them: `project_keys` (U k, once per
+# sentence), `scores` (W q and vᵀ tanh(W q + U k)), then the softmax and
+# the module function `attend` (the mix). Chaining them by hand gives its
+# forward:
 
 # %%
 additive = Additive(query_dim=16, key_dim=32, hidden_dim=8)
@@ -115,22 +125,24 @@ assert w_cross.shape == (1, 4, 9)
 # %% [markdown]
 # **7. What did attention fix in RNN encoder–decoders?** The decoder no
 # longer depends on one summary of the source: at every step it may look at
-# every encoder state. Notebook 3 measured it; if its runs are there, here
-# are their scores on the longest sentences:
+# every encoder state. Notebook 3 measured it on the demo's runs; if they are
+# there, here are their scores on the shortest and the longest sentences:
 
 # %%
-lesson_runs = run_dirs(LESSON_FILE, Path(os.environ.get("LESSON_RUNS", "runs")))
-for mode in ("none", "additive"):
-    if result := saved_evaluation(lesson_runs[mode], "test"):
-        longest = result["buckets"][-1]
-        words = f"{longest['lo']}-{longest['hi']} words"
-        print(f"{mode}: BLEU on {words} {longest['bleu']:.1f}")
+demo_runs = run_dirs(Path(os.environ.get("LESSON_DEMO", DEMO_FILE)))
+for mode, run_dir in demo_runs.items():
+    if result := saved_evaluation(run_dir, "test"):
+        first, last = result["buckets"][0], result["buckets"][-1]
+        print(
+            f"{mode}: BLEU {first['bleu']:.1f} on {first['lo']}-{first['hi']} words,"
+            f" {last['bleu']:.1f} on {last['lo']}-{last['hi']}"
+        )
     else:
-        print(f"{mode}: not trained yet (run notebook 3)")
+        print(f"{mode}: not trained yet (make demo, or notebook 3)")
 
 # %% [markdown]
 # **8. Does a heatmap tell you why the model wrote a word?** Not by itself.
-# Notebook 4 found a pair translated right whose weights, on some of
+# Notebook 4 found a pair translated exactly right whose weights, on some of
 # its words, point away from the gold alignment; the ablations showed that
 # the model depends on where its weights point, which is a different claim.
 #
@@ -161,9 +173,13 @@ assert {"additive", "dot", "scaled_dot", "general"} <= set(modes.names())
 #
 # Each exercise is a list of config overrides, the same strings you would
 # pass to `seq2seq train --set`. Edit the list, run the cell below it, and
-# read the verdict. Nothing trains here; to see what your change does to
-# BLEU, train it with `seq2seq train --config configs/synth_ende/none.yaml
-# --set ...` or add it to `configs/experiments/lesson.yaml`.
+# read the verdict. Nothing trains here. To see what your change does to
+# BLEU, train it: `seq2seq train --config configs/synth_ende/additive.yaml
+# --set ...` with your overrides, one `--set` each; or copy an experiment
+# file (say `configs/experiments/lesson.yaml`) to a new name, give the copy a
+# `name:` of its own and your overrides, and run `seq2seq experiment` on the
+# copy. The shipped experiment files stay as they are: the demo, the
+# notebooks and the test suite read them.
 
 # %%
 BASE = "configs/synth_ende/additive.yaml"
@@ -274,19 +290,3 @@ else:
             f"done: a {width}-wide vector, {model.num_parameters():,} parameters "
             f"against {base_model.num_parameters():,}"
         )
-
-# %% [markdown]
-# The lab measured exercise 3 at full scale: the solution below is
-# `configs/synth_ende/none_h512.yaml`, which `seq2seq experiment
-# configs/experiments/capacity_synth_ende.yaml` trains beside `none` and
-# `additive` (docs/results.md). The wider vector carries short sentences
-# (93.8 BLEU on 1-10 words against 51.4) and still not long ones (10.5 on
-# 41-60 words against 8.0; `additive`: 95.1).
-#
-# Solutions, for the teacher:
-#
-# 1. `["model.attention=scaled_dot"]`
-# 2. `["model.attention=none", "model.encoder.bidirectional=false",
-#    "model.encoder.reverse=true"]`
-# 3. `["model.attention=none", "model.encoder.hidden_size=256",
-#    "model.decoder.hidden_size=512"]`

@@ -13,6 +13,10 @@ builds only the notebooks whose file name starts with it; ``--out`` writes
 the executed copies there instead of beside the sources (``--folder``,
 default docs/notebooks/).
 
+The teacher's edition, teacher_answers.py, holds the answers to the
+students' "Try it" prompts and exercises with the code that checks them; it
+is built and checked like the others, after them.
+
 ``--check`` executes nothing: it exits 1 if an executed copy is missing or its
 cells are not those of its source (rebuild it), which is what keeps the
 committed copies current with the code they show.
@@ -41,7 +45,8 @@ TIMEOUT_S = 1800  # one cell; notebook 3 trains four models at its full budget
 
 
 def sources(folder: Path, names: list[str]) -> list[Path]:
-    found = sorted(folder.glob("[0-9][0-9]_*.py"))
+    """The students' notebooks in order (NN_name.py), then the teacher's."""
+    found = sorted(folder.glob("[0-9][0-9]_*.py")) + sorted(folder.glob("teacher*.py"))
     if not found:
         sys.exit(f"error: {folder}: no notebook sources (NN_name.py)")
     chosen = [p for p in found if not names or any(p.name.startswith(n) for n in names)]

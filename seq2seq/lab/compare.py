@@ -320,26 +320,34 @@ def _label(result: dict[str, Any]) -> str:
     return name if result["mode"] in name else f"{name} [{result['mode']}]"
 
 
-def plot(results: list[dict[str, Any]], path: Path, subtitle: str = "test") -> Figure:
-    """BLEU per source-length bucket, one line per run; saved to ``path``.
+def plot(
+    results: list[dict[str, Any]],
+    path: Path | None,
+    subtitle: str = "test",
+    names: Sequence[str] = (),
+) -> Figure:
+    """BLEU per source-length bucket, one line per run, saved to ``path``
+    (unless None); ``names`` label the lines (default: the run folders).
     Buckets no sentence falls into are left out."""
     import matplotlib.pyplot as plt
 
-    labels = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in _filled(results[0])]
+    ticks = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in _filled(results[0])]
+    labels = list(names) or [_label(r) for r in results]
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     for k, r in enumerate(results):
         scores = [b["bleu"] for b in _filled(r)]
         style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
-        ax.plot(range(len(scores)), scores, style, label=_label(r))
-    ax.set_xticks(range(len(labels)), labels=labels)
-    ax.set_xlabel("source length (words)")
+        ax.plot(range(len(scores)), scores, style, label=labels[k])
+    ax.set_xticks(range(len(ticks)), labels=ticks)
+    ax.set_xlabel("source sentence length (words)")
     ax.set_ylabel("BLEU")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(f"BLEU by source length ({subtitle})")
     fig.tight_layout()
-    save_figure(fig, path)
+    if path is not None:
+        save_figure(fig, path)
     return fig
 
 

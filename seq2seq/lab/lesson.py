@@ -13,6 +13,8 @@ notebooks read.
 :func:`forced_alignments`: a trained run's attention on reference
 translations, pair by pair, beside the gold word alignments, to draw a
 heatmap and to find where the two disagree.
+
+:func:`plain_name`: a mode as a figure's legend says it to a student.
 """
 
 from __future__ import annotations
@@ -31,13 +33,31 @@ from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.lab.experiment import load_experiment, plan
-from seq2seq.training.board import EOS_LABEL
+from seq2seq.training.board import EOS_LABEL, word_view
 from seq2seq.training.checkpoint import load_run
 from seq2seq.training.metrics import Link, aer, alignment_from_attention
 from seq2seq.training.scoring import forced_weights
 
 LESSON_FILE = Path("configs/experiments/lesson.yaml")  # from the repository root
 CORPUS = "data/lesson"  # where the file's overrides expect the corpus
+
+# What each mode lets the decoder read, in a student's words (legends, slides).
+PLAIN_NAMES = {
+    "none": "no attention (one vector, h₀)",
+    "context": "one vector at every step",
+    "mean": "mean of the encoder states",
+    "hard": "hard attention (one state)",
+    "additive": "additive attention",
+    "dot": "dot-product attention",
+    "scaled_dot": "scaled dot-product attention",
+    "general": "general (bilinear) attention",
+}
+
+
+def plain_name(mode: str) -> str:
+    """``mode`` for a legend: what the decoder reads (the mode's name when
+    it has no plain name)."""
+    return PLAIN_NAMES.get(mode, mode)
 
 
 def at_repository_root(start: Path | None = None) -> Path:
@@ -105,6 +125,25 @@ class Aligned:
 
     def aer(self) -> float:
         return aer([self.predicted], [self.gold])
+
+    def words(self) -> tuple[Tensor, list[str], list[str]]:
+        """The weights by word, as a word heatmap draws them (board.word_view):
+        (target words + 1, source words + 1), ``</s>`` last on both axes."""
+        return word_view(self.weights, self.src, self.tgt)
+
+    def misreads(self) -> list[tuple[int, int, float]]:
+        """(source word, target word, weight) for every target word whose
+        brightest cell in :meth:`words` is not one of its gold links: what a
+        reader of the word heatmap sees as a white dot off the bright cell.
+        (``predicted``, and so the AER, take the argmax of each *subword*
+        row instead, and link every piece's pick to its word.)"""
+        weights, _, tgt = self.words()
+        out = []
+        for t in range(len(tgt) - 1):  # not </s>
+            s = int(weights[t].argmax())
+            if (s, t) not in self.gold:
+                out.append((s, t, float(weights[t, s])))
+        return out
 
 
 def forced_alignments(

@@ -56,10 +56,19 @@ def pick_probes(lengths: Sequence[int], count: int) -> list[int]:
     return picked
 
 
+FORCED_ROWS = "reference (forced decoding)"  # a heatmap's rows when forced
+
+
 def heatmap(
-    weights: Tensor, src: Sequence[str], tgt: Sequence[str], title: str
+    weights: Tensor,
+    src: Sequence[str],
+    tgt: Sequence[str],
+    title: str,
+    target: str = "generated",
 ) -> Figure:
-    """Source subwords on x, generated subwords on y, with a colour bar."""
+    """Source subwords on x, target subwords on y, with a colour bar.
+    ``target`` labels the rows: "generated" for a search's output,
+    FORCED_ROWS when the reference was fed in (forced decoding)."""
     rows, cols = weights.shape
     size = (max(4.0, 2.5 + 0.22 * cols), max(3.0, 1.8 + 0.22 * rows))
     fig, ax = plt.subplots(figsize=size, dpi=80)
@@ -69,8 +78,8 @@ def heatmap(
     ax.set_xticks(range(cols), labels=_short(src[:cols]), rotation=90, fontsize=8)
     ax.set_yticks(range(rows), labels=_short(tgt[:rows]), fontsize=8)
     ax.set_xlabel("source")
-    ax.set_ylabel("generated")
-    ax.set_title(title, fontsize=9)
+    ax.set_ylabel(target)
+    ax.set_title(title, fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     fig.tight_layout()
     return fig
@@ -134,12 +143,14 @@ class Board:
         tgt: list[str],
         title: str,
         step: int,
+        target: str = "generated",
     ) -> None:
-        """The heatmap under ``tag``, and its word view under ``<tag>_words``."""
-        fig = heatmap(weights, src, tgt, title)
+        """The heatmap under ``tag``, and its word view under ``<tag>_words``;
+        ``target`` labels the rows as in :func:`heatmap`."""
+        fig = heatmap(weights, src, tgt, title, target)
         kind, name = tag.split("/", 1)
         words, src_words, tgt_words = word_view(weights, src, tgt)
-        word_fig = heatmap(words, src_words, tgt_words, f"{title} · words")
+        word_fig = heatmap(words, src_words, tgt_words, f"{title} · words", target)
         with naming(self.events):
             self.writer.add_figure(tag, fig, step, close=True)
             self.writer.add_figure(f"{kind}_words/{name}", word_fig, step, close=True)

@@ -18,7 +18,13 @@ from seq2seq.data.batching import bucket_batches
 from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
 from seq2seq.model.model import Seq2Seq, describe
-from seq2seq.training.board import Board, Probe, pick_probes, samples_markdown
+from seq2seq.training.board import (
+    FORCED_ROWS,
+    Board,
+    Probe,
+    pick_probes,
+    samples_markdown,
+)
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.metrics import sentence_bleu
 from seq2seq.training.scoring import forced, forced_weights, text_scores
@@ -173,7 +179,9 @@ class Validator:
             )
             ref = tok.tgt_pieces(val.tgt_ids[probe.index]) + ["</s>"]
             title = f"step {step} · reference, forced decoding · {words} source words"
-            self.board.alignment(f"forced/probe{k}", forced[k], src, ref, title, step)
+            self.board.alignment(
+                f"forced/probe{k}", forced[k], src, ref, title, step, FORCED_ROWS
+            )
 
     def forced_weights(self, model: Seq2Seq) -> list[torch.Tensor]:
         """Attention (T_ref + 1, S_real) of each probe with its reference fed in."""
