@@ -98,7 +98,7 @@ PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 #
 # `configs/experiments/demo.yaml` is what `make demo` trains: `none` and
 # `additive` side by side on 50,000 pairs of 3 to 60 words. A step without
-# attention costs about 0.7× one with it, so in the same minutes `none` gets
+# attention costs about 0.75× one with it, so in the same minutes `none` gets
 # 3,000 steps to `additive`'s 2,200. Both then translate 1,000 test
 # sentences, 200 or so in each of five length buckets.
 #

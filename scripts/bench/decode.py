@@ -38,9 +38,14 @@ def main() -> None:
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
+    p.add_argument(
+        "--glibc-default-malloc",
+        action="store_true",
+        help="leave glibc's allocator settings (keep_freed_memory off)",
+    )
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    device = pick_device(args.device)
+    device = pick_device(args.device, keep_freed=not args.glibc_default_malloc)
     cfg, tok, model, _ = load_run(args.run_dir, args.checkpoint, device)
     data = encode(load_split(cfg.data, args.split), tok)
     out = {"run": str(args.run_dir), "split": args.split, "batch": args.batch}

@@ -11,15 +11,17 @@ import torch
 from seq2seq.errors import UserError
 
 
-def pick_device(name: str) -> torch.device:
+def pick_device(name: str, keep_freed: bool = True) -> torch.device:
     """``auto`` takes CUDA when present, else the CPU. Every command that
     computes picks its device here, so this is also where the CPU allocator is
-    set up (:func:`keep_freed_memory`)."""
+    set up (:func:`keep_freed_memory`; ``keep_freed=False`` leaves glibc's
+    defaults, for the benchmark that measures the difference)."""
     if name not in ("auto", "cpu", "cuda"):
         raise UserError(f"--device {name}: choose auto, cpu or cuda")
     if name == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device is available; use --device cpu")
-    keep_freed_memory()
+    if keep_freed:
+        keep_freed_memory()
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
