@@ -27,15 +27,17 @@ DEVICE_HELP = "auto: CUDA where there is one (bf16 autocast), else the CPU"
 
 # The range of every numeric option, by its dest; main() checks them before
 # any work, and each option's help states its range.
+# Every numeric option has a ceiling as well as a floor (as every config key
+# has, seq2seq/config.py): far above any use, below what would overflow.
 RANGES = {
-    "beam": Range(lo=1),
-    "alpha": Range(lo=0),
+    "beam": Range(lo=1, hi=1000),
+    "alpha": Range(lo=0, hi=10),
     "seed": Range(lo=0, hi=2**32 - 1),
-    "batch_size": Range(lo=1),
-    "nbest": Range(lo=1),
-    "jobs": Range(lo=1),
-    "sentences": Range(lo=1),
-    "epochs": Range(lo=1),
+    "batch_size": Range(lo=1, hi=100_000),
+    "nbest": Range(lo=1, hi=1000),
+    "jobs": Range(lo=1, hi=1024),
+    "sentences": Range(lo=1, hi=10**8),
+    "epochs": Range(lo=1, hi=10**6),
 }
 
 

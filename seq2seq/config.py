@@ -40,11 +40,20 @@ def key(
     return field(default=default, default_factory=factory, metadata=meta)
 
 
-AT_LEAST_1 = Range(lo=1)
-AT_LEAST_0 = Range(lo=0)
-POSITIVE = Range(lo=0, lo_open=True)
+# Every number has a ceiling as well as a floor: a value no machine can hold
+# gets the same one-line error as one below the floor, before anything is
+# built, and no size multiplied later (the memory check, an embedding table)
+# can overflow. The ceilings are far above any sensible setting.
+MAX_COUNT = 10**9  # steps, sentences, intervals
+COUNT = Range(lo=1, hi=MAX_COUNT)
+COUNT_OR_0 = Range(lo=0, hi=MAX_COUNT)  # where 0 means "off" or "no limit"
+WIDTH = Range(lo=1, hi=65_536)  # embedding, state and score widths
+LAYERS = Range(lo=1, hi=64)
+WORDS = Range(lo=1, hi=100_000)  # a sentence's length in words
+JOINED = Range(lo=1, hi=64)  # pairs joined into one
 BELOW_1 = Range(lo=0, hi=1, hi_open=True)  # dropout, label smoothing
 SEED = Range(lo=0, hi=2**32 - 1)  # what numpy's and torch's seeding take
+LEARNING_RATE = Range(lo=0, hi=10, lo_open=True)  # Adam's step; above 10, inf
 
 
 @dataclass(frozen=True)
@@ -62,20 +71,20 @@ class DataConfig:
     val: SplitFiles = key(help="validation: early stopping, BLEU curve, heatmaps")
     test: SplitFiles | None = key(None, "what `seq2seq evaluate --split test` scores")
     max_src_words: int = key(
-        100, "training pairs with a longer source are dropped", rng=AT_LEAST_1
+        100, "training pairs with a longer source are dropped", rng=WORDS
     )
     max_tgt_words: int = key(
-        100, "training pairs with a longer target are dropped", rng=AT_LEAST_1
+        100, "training pairs with a longer target are dropped", rng=WORDS
     )
     join_train: int = key(
         1,
         "> 1: train on 1..N consecutive pairs joined into one (long inputs)",
-        rng=AT_LEAST_1,
+        rng=JOINED,
     )
     join_val: int = key(
         1,
         "> 1: validate (stopping, heatmaps) on val pairs joined the same way",
-        rng=AT_LEAST_1,
+        rng=JOINED,
     )
 
 
@@ -87,7 +96,7 @@ class TokenizerConfig:
     vocab_size: int = key(
         8000,
         "subwords per vocabulary; a small corpus supports only so many",
-        rng=Range(lo=8),
+        rng=Range(lo=8, hi=1_000_000),
     )
     joint: bool = key(True, "one vocabulary for both languages (else one each)")
     character_coverage: float = key(
@@ -100,9 +109,9 @@ class TokenizerConfig:
 @dataclass(frozen=True)
 class EncoderConfig:
     rnn: RNNType = key("gru", "the recurrent cell")
-    embed_dim: int = key(256, "source embedding width", rng=AT_LEAST_1)
-    hidden_size: int = key(256, "state width per direction", rng=AT_LEAST_1)
-    layers: int = key(1, "stacked recurrent layers", rng=AT_LEAST_1)
+    embed_dim: int = key(256, "source embedding width", rng=WIDTH)
+    hidden_size: int = key(256, "state width per direction", rng=WIDTH)
+    layers: int = key(1, "stacked recurrent layers", rng=LAYERS)
     bidirectional: bool = key(True, "read both ways; states are [forward; backward]")
     dropout: float = key(0.2, "on embeddings and between layers", rng=BELOW_1)
     reverse: bool = key(
@@ -121,11 +130,11 @@ class EncoderConfig:
 @dataclass(frozen=True)
 class DecoderConfig:
     rnn: RNNType = key("gru", "the recurrent cell")
-    embed_dim: int = key(256, "target embedding width", rng=AT_LEAST_1)
+    embed_dim: int = key(256, "target embedding width", rng=WIDTH)
     hidden_size: int = key(
-        256, "state width (dot, scaled_dot: the encoder's)", rng=AT_LEAST_1
+        256, "state width (dot, scaled_dot: the encoder's)", rng=WIDTH
     )
-    layers: int = key(1, "stacked recurrent layers", rng=AT_LEAST_1)
+    layers: int = key(1, "stacked recurrent layers", rng=LAYERS)
     dropout: float = key(
         0.2, "on embeddings, between layers, before the output", rng=BELOW_1
     )
@@ -141,9 +150,7 @@ class ModelConfig:
         "what the decoder sees of the source (docs/model.md)",
         choices=modes.names,  # the registry of attention modes (modes.py)
     )
-    attention_dim: int = key(
-        256, "hidden width of the additive score's MLP", rng=AT_LEAST_1
-    )
+    attention_dim: int = key(256, "hidden width of the additive score's MLP", rng=WIDTH)
     # JoeyNMT's "xavier_uniform" is Xavier per gate with zero biases.
     rnn_init: Literal["pytorch", "xavier"] = key(
         "pytorch", "RNN weights: PyTorch's uniform(1/sqrt(H)), or Xavier per gate"
@@ -168,44 +175,48 @@ class TrainConfig:
     seed: int = key(
         42, "weights, dropout and batch order; same machine: same run", rng=SEED
     )
-    lr: float = key(1e-3, "Adam's peak learning rate", rng=POSITIVE)
+    lr: float = key(1e-3, "Adam's peak learning rate", rng=LEARNING_RATE)
     schedule: Literal["constant", "plateau", "cosine"] = key(
         "constant", "cosine to min_lr at max_steps, or halve-on-plateau"
     )
-    warmup_steps: int = key(0, "steps of linear warmup to lr", rng=AT_LEAST_0)
+    warmup_steps: int = key(0, "steps of linear warmup to lr", rng=COUNT_OR_0)
     plateau_factor: float = key(
         0.5,
         "plateau: lr *= this when stop_metric stalls",
         rng=Range(lo=0, hi=1, lo_open=True, hi_open=True),
     )
-    plateau_patience: int = key(
-        2, "plateau: validations without a new best", rng=AT_LEAST_1
+    plateau_patience: int = key(2, "plateau: validations without a new best", rng=COUNT)
+    min_lr: float = key(1e-6, "floor of every schedule", rng=Range(lo=0, hi=10))
+    clip_norm: float = key(
+        1.0, "gradient norm clipping; 0 = off", rng=Range(lo=0, hi=1e6)
     )
-    min_lr: float = key(1e-6, "floor of every schedule", rng=AT_LEAST_0)
-    clip_norm: float = key(1.0, "gradient norm clipping; 0 = off", rng=AT_LEAST_0)
     label_smoothing: float = key(0.0, "mass spread over the vocabulary", rng=BELOW_1)
-    max_epochs: int = key(10, "passes over the training pairs", rng=AT_LEAST_1)
+    max_epochs: int = key(10, "passes over the training pairs", rng=COUNT)
     max_steps: int = key(
-        0, "updates; 0 = no limit (max_epochs decides)", rng=AT_LEAST_0
+        0, "updates; 0 = no limit (max_epochs decides)", rng=COUNT_OR_0
     )
-    max_minutes: float = key(0.0, "wall-clock budget; 0 = none", rng=AT_LEAST_0)
+    max_minutes: float = key(
+        0.0, "wall-clock budget; 0 = none", rng=Range(lo=0, hi=1e7)
+    )
     batch_tokens: int = key(
-        4000, "padded tokens per batch (the longer side of each pair)", rng=AT_LEAST_1
+        4000,
+        "padded tokens per batch (the longer side of each pair)",
+        rng=Range(lo=1, hi=10_000_000),
     )
     batch_sentences: int = key(
-        0, "> 0: exactly this many pairs per batch instead", rng=AT_LEAST_0
+        0, "> 0: exactly this many pairs per batch instead", rng=COUNT_OR_0
     )
     val_every: int = key(
-        500, "steps between validations; 0 = once per epoch", rng=AT_LEAST_0
+        500, "steps between validations; 0 = once per epoch", rng=COUNT_OR_0
     )
     log_every: int = key(
-        50, "steps between loss/lr lines and TensorBoard scalars", rng=AT_LEAST_1
+        50, "steps between loss/lr lines and TensorBoard scalars", rng=COUNT
     )
     checkpoint_every: int = key(
-        200, "steps between last.pt saves (and each val)", rng=AT_LEAST_0
+        200, "steps between last.pt saves (and each val)", rng=COUNT_OR_0
     )
     patience: int = key(
-        0, "stop after this many validations without a best; 0 = off", rng=AT_LEAST_0
+        0, "stop after this many validations without a best; 0 = off", rng=COUNT_OR_0
     )
     # Validation loss is less noisy than greedy BLEU while a model is still
     # weak and its output lengths swing.
@@ -215,10 +226,12 @@ class TrainConfig:
     val_max_sentences: int = key(
         0,
         "greedy BLEU/chrF on the first N val pairs (loss: all); 0 = all",
-        rng=AT_LEAST_0,
+        rng=COUNT_OR_0,
     )
     num_probes: int = key(
-        4, "fixed val sentences drawn as heatmaps each validation", rng=AT_LEAST_0
+        4,
+        "fixed val sentences drawn as heatmaps each validation",
+        rng=Range(lo=0, hi=64),
     )
     precision: Literal["auto", "fp32", "bf16"] = key(
         "auto", "auto: bf16 autocast on CUDA, fp32 on the CPU (device.py)"
@@ -238,7 +251,7 @@ class TrainConfig:
     curriculum_steps: int = key(
         0,
         "length curriculum: short pairs first, all from this step; 0 = off",
-        rng=AT_LEAST_0,
+        rng=COUNT_OR_0,
     )
     curriculum_start: float = key(
         0.1,
@@ -264,12 +277,16 @@ class EvalConfig:
     buckets: tuple[int, ...] = key(
         (10, 20, 30, 40),
         "upper edges of the length buckets in source words",
-        rng=AT_LEAST_1,
+        rng=WORDS,
     )
     max_len_ratio: float = key(
-        2.0, "an output stops at ratio x source length + 10 tokens", rng=POSITIVE
+        2.0,
+        "an output stops at ratio x source length + 10 tokens",
+        rng=Range(lo=0, hi=100, lo_open=True),
     )
-    batch_sentences: int = key(100, "sentences decoded together", rng=AT_LEAST_1)
+    batch_sentences: int = key(
+        100, "sentences decoded together", rng=Range(lo=1, hi=1_000_000)
+    )
 
     def __post_init__(self) -> None:
         ok = all(a < b for a, b in zip(self.buckets, self.buckets[1:], strict=False))

@@ -97,8 +97,11 @@ class Range:
 
 
 def number(x: float) -> str:
-    """1, 4294967295, 0.9, 1e-05: whole numbers in full, others as %g."""
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+    """1, 4294967295, 0.9, 1e-05, 3e+38: whole numbers in full up to 16
+    digits, others as %g."""
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e16):
+        return str(int(x))
+    return f"{x:g}"
 
 
 def out_of_range(value: Any, rng: Range | None) -> str:

@@ -114,7 +114,7 @@ def wrong_type(d: Path) -> tuple[list[str], str]:
 
 def negative_size(d: Path) -> tuple[list[str], str]:
     args = ["train", "--config", str(good(d)), "--set", "model.encoder.hidden_size=-8"]
-    return args, "'model.encoder.hidden_size': must be >= 1"
+    return args, "'model.encoder.hidden_size': must be in [1, 65536]"
 
 
 def dropout_one(d: Path) -> tuple[list[str], str]:
@@ -417,9 +417,42 @@ def test_overwrite_refuses_what_is_not_a_run_inside_runs_dir(
     assert snapshot(target) == before
 
 
-def test_a_beam_too_large_for_the_machine_is_refused(trained: Path, capsys) -> None:
+def test_a_beam_above_its_ceiling_is_refused(trained: Path, capsys) -> None:
     argv = ["evaluate", str(trained), "--beam", "100000000", "--device", "cpu"]
-    assert_user_error(argv, "with --beam 100000000 needs about", trained, capsys)
+    assert_user_error(argv, "--beam 100000000: must be in [1, 1000]", trained, capsys)
+
+
+def test_a_beam_too_large_for_the_machine_is_refused(
+    trained: Path, tmp_path: Path, capsys
+) -> None:
+    """Under every ceiling, and still more than the machine holds: 8,000
+    sentences at once with --beam 1000 need hundreds of GB of logits."""
+    source = tmp_path / "in.txt"
+    source.write_text("the dog sleeps .\n" * 8000, encoding="utf-8")
+    argv = ["translate", str(trained), "--input", str(source), "--beam", "1000"]
+    argv += ["--batch-size", "100000", "--device", "cpu"]
+    assert_user_error(argv, "with --beam 1000 needs about", tmp_path, capsys)
+
+
+@pytest.mark.parametrize(
+    ("item", "needle"),
+    [
+        ("model.encoder.hidden_size=1000000000000", "must be in [1, 65536]"),
+        ("model.decoder.embed_dim=99999999999999999999", "must be in [1, 65536]"),
+        ("train.lr=3e38", "'train.lr': must be in (0, 10], got 3e+38"),
+        ("train.max_steps=10000000000", "must be in [0, 1000000000]"),
+        ("tokenizer.vocab_size=10000000000", "must be in [8, 1000000]"),
+        ("eval.buckets=[10, 1000000]", "must be in [1, 100000]"),
+    ],
+)
+def test_a_number_above_its_ceiling_is_refused(
+    item: str, needle: str, tmp_path: Path, capsys
+) -> None:
+    """Absurd values get the one-line error of values below the floor, before
+    anything is built (the memory check itself would overflow otherwise)."""
+    argv = ["train", "--config", str(good(tmp_path)), "--set", item]
+    assert_user_error(argv, needle, tmp_path, capsys)
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_failed_start_leaves_no_run_folder(

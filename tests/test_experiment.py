@@ -176,7 +176,7 @@ def test_bad_experiment_files(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="did you mean 'seeds'"):
         load_experiment(path)
     path.write_text(f"name: x\nconfigs: [{REPO / 'configs/synth_ende/none.yaml'}]\n")
-    with pytest.raises(UserError, match="--jobs 0: must be at least 1"):
+    with pytest.raises(UserError, match=r"--jobs 0: must be in \[1, 1024\]"):
         experiment(path, jobs=0)
     # a missing experiment file is named once, not twice
     with pytest.raises(UserError) as err:

@@ -46,6 +46,8 @@ from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.training.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.typed_yaml import build, read_yaml, to_dict
 
+MAX_JOBS = 1024  # trainings at a time: far beyond any machine's cores
+
 
 @dataclass(frozen=True)
 class Experiment:
@@ -63,8 +65,8 @@ class Experiment:
             raise UserError("config key 'configs': name at least one config")
         if not self.splits:
             raise UserError("config key 'splits': name at least one split")
-        if self.jobs < 1:
-            raise UserError("config key 'jobs': must be >= 1")
+        if not 1 <= self.jobs <= MAX_JOBS:
+            raise UserError(f"config key 'jobs': must be in [1, {MAX_JOBS}]")
 
     @property
     def root(self) -> Path:
@@ -314,8 +316,8 @@ def experiment(
     over)."""
     exp = load_experiment(path)
     if jobs is not None:
-        if jobs < 1:
-            raise UserError(f"--jobs {jobs}: must be at least 1")
+        if not 1 <= jobs <= MAX_JOBS:
+            raise UserError(f"--jobs {jobs}: must be in [1, {MAX_JOBS}]")
         exp = replace(exp, jobs=jobs)
     jobs = plan(exp)
     for job in jobs:  # every member, before any trains
