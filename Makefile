@@ -14,10 +14,11 @@ WARM   := import seq2seq.training.train, seq2seq.lab.evaluate, seq2seq.lab.compa
 
 # TORCH_CPU=1 adds PyTorch's CPU wheel index, so pip takes torch's CPU build
 # (a 190 MB wheel) instead of the default index's CUDA build and its
-# nvidia-* packages (several GB): make install TORCH_CPU=1.
+# nvidia-* packages (several GB): make install TORCH_CPU=1, before any other
+# target makes .venv (or after rm -rf .venv).
 TORCH_CPU ?=
 CPU_INDEX := https://download.pytorch.org/whl/cpu
-PIP_INDEX := $(if $(TORCH_CPU),--extra-index-url $(CPU_INDEX))
+PIP_INDEX := $(if $(filter 1,$(TORCH_CPU)),--extra-index-url $(CPU_INDEX))
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

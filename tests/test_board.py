@@ -30,6 +30,27 @@ def test_word_view_sums_source_pieces_and_averages_target_pieces() -> None:
     torch.testing.assert_close(merged[2], columns[3])  # </s> stays itself
 
 
+def test_a_target_words_row_leaves_out_its_punctuation_pieces() -> None:
+    """`selten.` is the row of `▁selten`: the full stop's row looks at the
+    source's sentence end, not at what the word translates; a word of
+    punctuation alone (`▁—`) keeps its row."""
+    src = ["▁rarely", "▁laughs", ".", "</s>"]
+    tgt = ["▁selten", ".", "▁—", "</s>"]
+    weights = torch.tensor(
+        [
+            [0.7, 0.2, 0.1, 0.0],
+            [0.0, 0.3, 0.7, 0.0],
+            [0.1, 0.1, 0.1, 0.7],
+            [0, 0, 0, 1.0],
+        ]
+    )
+    merged, src_words, tgt_words = word_view(weights, src, tgt)
+    assert tgt_words == ["selten.", "—", "</s>"]
+    assert src_words == ["rarely", "laughs.", "</s>"]
+    torch.testing.assert_close(merged[0], torch.tensor([0.7, 0.3, 0.0]))
+    torch.testing.assert_close(merged[1], torch.tensor([0.1, 0.2, 0.7]))
+
+
 def test_word_view_of_a_hypothesis_cut_at_the_limit() -> None:
     """Without an end-of-sentence row, the rows stop at the last word."""
     weights = torch.full((2, 3), 1 / 3)

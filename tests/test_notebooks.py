@@ -76,8 +76,8 @@ def test_the_committed_bottleneck_notebook_shows_the_bottleneck() -> None:
     """What a student reads in notebook 3's committed copy: the demo's recipe,
     `none` learning short sentences and falling with length, attention flat.
     It reads the copy's printed table (no training, no timing); the shape's
-    thresholds are seq2seq/lab/demo.py's, with 20+ BLEU of room over three
-    seeds and two CPU models."""
+    thresholds are seq2seq/lab/demo.py's, with their margins over three seeds
+    and two CPU models stated there."""
     text = cell_output(FOLDER / "03_the_bottleneck.ipynb", "bottleneck-table")
     assert "recipe: configs/experiments/demo.yaml" in text, text
     rows = {}

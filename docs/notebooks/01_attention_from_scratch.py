@@ -78,7 +78,7 @@ assert torch.all(weights > 0) and torch.isclose(weights.sum(), torch.tensor(1.0)
 hard = v[scores.argmax()]
 print("soft output:", output.numpy().round(3))
 print("hard output:", hard.numpy().round(3), "(value", int(scores.argmax()), ")")
-# a blend: no value has most of the weight, three have a tenth or more of it
+# a blend: the top weight under 0.6, three weights of 0.09 or more
 assert weights.max() < 0.6 and (weights >= 0.09).sum() == 3
 
 # %% [markdown]
@@ -187,7 +187,7 @@ _, w_random = attn(random, random)  # self-attention: queries and keys from one 
 _, w_repeat = attn(repeated, repeated)
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
-top = float(max(w_random.max(), w_repeat.max()))  # one colour scale for both
+top = float(max(w_random.max(), w_repeat.max()).detach())  # one colour scale
 for ax, weights, title in (
     (axes[0], w_random[0], "seven random vectors"),
     (axes[1], w_repeat[0], "tokens " + " ".join(map(str, ids.tolist()))),

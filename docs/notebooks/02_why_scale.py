@@ -155,12 +155,14 @@ plt.show()
 # Unscaled `dot` learned as well as `scaled_dot`, with d = 256 and 512. Its
 # inputs are GRU states: every component lies between -1 and 1 and most sit
 # near 0, so their dot products spread far less than √d. `general` puts a
-# learned matrix W between them, and nothing bounds W: as training grows it,
-# the scores grow with it, the softmax saturates on whatever it attends to
-# early, and with the gradient gone it stays there (on Multi30k its
-# attention put 0.998 of its weight on one source position and never
-# recovered). The cell below measures the first half of that story with the
-# bounded vectors of a GRU: components tanh(x) of a small x.
+# learned matrix W between them, and nothing bounds W. A likely reading of
+# the results (the runs do not record W's size): as training grows W, the
+# scores grow with it and the softmax saturates on whatever it attends to
+# early, where little gradient is left to move it. On Multi30k its attention
+# put 0.998 of its weight on one source position and never recovered; on the
+# shipped corpus it learned the short sentences (91.4 BLEU on 1-10 words)
+# and fell to 49.2 on 41-60. The cell below measures the first half of that
+# story with bounded vectors like a GRU's: components tanh(x) of a small x.
 
 # %%
 d = 256

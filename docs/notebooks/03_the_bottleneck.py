@@ -281,6 +281,24 @@ for mode, result in probes.items():
     print(f"{mode}: words 1-3 recovered", ", ".join(f"{a:.2f}" for a in first))
 print(json.dumps({m: round(r["accuracy"], 3) for m, r in probes.items()}))
 
+
+def mean_accuracy(rows: list[dict], lo: int, hi: int) -> float:
+    kept = [
+        r["accuracy"]
+        for r in rows
+        if lo <= r["position"] <= hi and r["accuracy"] is not None
+    ]
+    return sum(kept) / len(kept)
+
+
+if DEMO == DEMO_FILE:  # the demo's runs: the beginning, and little after it
+    none = probes["none"]
+    later = mean_accuracy(none["by_position"], 7, 20)
+    chance = mean_accuracy(none["baseline_by_position"], 7, 20)
+    print(f"none, words 7-20: {later:.2f} (the position alone {chance:.2f})")
+    assert none["by_position"][0]["accuracy"] > 0.6 > 2 * later
+    assert later < chance + 0.1 and probes["additive"]["accuracy"] > 0.8
+
 # %% [markdown]
 # The context vector that the attention decoder reads holds the word it is
 # translating at almost every position. The one vector of `none` holds the
@@ -291,8 +309,8 @@ print(json.dumps({m: round(r["accuracy"], 3) for m, r in probes.items()}))
 # prediction at the end of part 1.
 #
 # **Try it:** is the bottleneck only a matter of the vector's size? Say what
-# you expect to happen to the table of part 1 if `none`'s vector were four
-# times wider, then look at notebook 5's exercise 3. To train something
+# you expect to happen to the table of part 1 if `none`'s vector were twice
+# as wide (notebook 5's exercise 3 builds that model). To train something
 # yourself, copy an experiment file to a new name, edit the copy (give it a
 # `name:` of its own so its runs get their own folder), and run
 # `seq2seq experiment` on the copy; the shipped files stay as they are, since

@@ -56,6 +56,7 @@ from seq2seq.training.board import FORCED_ROWS, heatmap
 from seq2seq.training.metrics import sentence_bleu
 
 # %matplotlib inline
+plt.rcParams.update({"font.size": 12, "figure.dpi": 90})  # legible on a slide
 
 at_repository_root()  # the lab's paths are relative to the checkout
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
@@ -88,9 +89,10 @@ ablated = {
 names = ["trained", *ablated]
 scores = [trained["bleu"], *(r["bleu"] for r in ablated.values())]
 fig, ax = plt.subplots(figsize=(5.5, 3))
-ax.bar(names, scores, color=["tab:green", "tab:grey", "tab:grey", "tab:grey"])
+labels = ["trained", "uniform", "shuffled", "no context"]
+ax.bar(labels, scores, color=["tab:green", "tab:grey", "tab:grey", "tab:grey"])
 ax.set_ylabel("test BLEU")
-ax.set_title("additive, decoded with its weights replaced")
+ax.set_title("Additive attention, decoded with its weights replaced")
 display(fig)
 plt.close(fig)
 for how, r in ablated.items():

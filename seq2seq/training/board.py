@@ -11,6 +11,7 @@ translations, HPARAMS compares finished runs.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,15 +72,15 @@ def heatmap(
     FORCED_ROWS when the reference was fed in (forced decoding)."""
     rows, cols = weights.shape
     size = (max(4.0, 2.5 + 0.22 * cols), max(3.0, 1.8 + 0.22 * rows))
-    fig, ax = plt.subplots(figsize=size, dpi=80)
+    fig, ax = plt.subplots(figsize=size, dpi=100)
     image = ax.imshow(
         weights.numpy(), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto"
     )
-    ax.set_xticks(range(cols), labels=_short(src[:cols]), rotation=90, fontsize=8)
-    ax.set_yticks(range(rows), labels=_short(tgt[:rows]), fontsize=8)
+    ax.set_xticks(range(cols), labels=_short(src[:cols]), rotation=90, fontsize=9)
+    ax.set_yticks(range(rows), labels=_short(tgt[:rows]), fontsize=9)
     ax.set_xlabel("source")
     ax.set_ylabel(target)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=11)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     fig.tight_layout()
     return fig
@@ -95,12 +96,26 @@ def word_view(
 ) -> tuple[Tensor, list[str], list[str]]:
     """Merge subwords into words (``▁`` starts one): a source word's column is
     the sum of its pieces' (rows stay distributions), a target word's row the
-    mean of its pieces'. ``</s>`` keeps its own row and column."""
+    mean of its pieces' rows, leaving out pieces that are only punctuation
+    (the ``.`` glued to a sentence's last word is read as a sentence end, not
+    as that word; a word of punctuation alone keeps its pieces). ``</s>``
+    keeps its own row and column."""
     cols = _groups(src)
     rows = _groups(tgt[: weights.size(0)])
     merged = torch.stack([weights[:, c].sum(dim=1) for c in cols], dim=1)  # (T, W_s)
-    merged = torch.stack([merged[r].mean(dim=0) for r in rows])  # (W_t, W_s)
+    words = [[i for i in r if not _punctuation(tgt[i])] or r for r in rows]
+    merged = torch.stack([merged[r].mean(dim=0) for r in words])  # (W_t, W_s)
     return merged, _labels(src, cols), _labels(tgt, rows)
+
+
+def _punctuation(piece: str) -> bool:
+    """A subword of punctuation marks only (``.``, ``▁,``), not ``</s>``."""
+    text = piece.replace("\u2581", "")
+    return (
+        piece != EOS_LABEL
+        and bool(text)
+        and all(unicodedata.category(c)[0] == "P" for c in text)
+    )
 
 
 def _groups(pieces: Sequence[str]) -> list[list[int]]:
