@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from seq2seq import run
 from seq2seq.errors import UserError, exit_status
+from seq2seq.files import check_output, exclusive
 from seq2seq.training.progress import STYLES, tensorboard_command
 from seq2seq.typed_yaml import Range, number, out_of_range
 
@@ -231,13 +232,21 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
 def prepare_multi30k_command(args: argparse.Namespace) -> None:
     from seq2seq.data.download import prepare_multi30k
 
-    prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
+    check_output(
+        args.out, "--out", [("the mirror", args.mirror)] if args.mirror else []
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    with exclusive(args.out, "seq2seq prepare multi30k"):
+        prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
 
 
 def prepare_synth_command(args: argparse.Namespace) -> None:
     from seq2seq.data.synth import write_corpus
 
-    manifest = write_corpus(args.out, seed=args.seed)
+    check_output(args.out, "--out")
+    args.out.mkdir(parents=True, exist_ok=True)
+    with exclusive(args.out, "seq2seq prepare synth_ende"):
+        manifest = write_corpus(args.out, seed=args.seed)
     counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
     print(f"wrote {args.out} (seed {args.seed}): {counts} pairs")
 
@@ -301,6 +310,8 @@ def probe_command(args: argparse.Namespace) -> None:
 
     if args.sentences < 1 or args.epochs < 1:
         raise UserError("--sentences and --epochs must be at least 1")
+    if args.plot is not None:
+        check_output(args.plot, "--plot")
     if args.plot is not None and args.plot.is_dir():
         raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
     if args.plot is not None and not args.plot.absolute().parent.is_dir():

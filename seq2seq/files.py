@@ -4,7 +4,9 @@ A full disk, a folder gone read-only or a crash can stop any write. Every file
 the lab writes goes through here: a whole file is written to a temporary file
 beside the old one, synced, then renamed over it, so the old version stays
 intact until the new one is complete and no temporary file outlives an error;
-a history line is appended whole or not at all. The error always names the
+a history line is appended whole or not at all. A path the user names for an
+output is checked first (:func:`check_output`): it may not be one of the
+command's inputs, nor lie inside a run folder. The error always names the
 file: an OSError raised mid-write (a full disk) carries no file name of its
 own, and torch's checkpoint writer turns it into a RuntimeError, so a
 checkpoint is serialised in memory first and written here like any file.
@@ -12,14 +14,18 @@ checkpoint is serialised in memory first and written here like any file.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from seq2seq import run
+from seq2seq.errors import UserError
 
 UMASK = os.umask(0)
 os.umask(UMASK)
@@ -122,3 +128,91 @@ def quiet_event_writer_threads() -> None:
 
     hook._seq2seq = True  # type: ignore[attr-defined]
     threading.excepthook = hook
+
+
+def check_output(
+    out: Path, option: str, inputs: Iterable[tuple[str, Path]] = ()
+) -> None:
+    """Refuse, before anything is written, an output the user named that would
+    destroy what the command reads or what training made: the same file or
+    folder as one of ``inputs`` ((what it is, its path), links followed), or a
+    place inside a run folder (its checkpoints, vocabularies and history are
+    written by the lab's own commands only)."""
+    here = Path(out).resolve()
+    for what, path in inputs:
+        same = here.exists() and Path(path).exists() and os.path.samefile(here, path)
+        if same or here == Path(path).resolve():  # a hard link, or one path
+            raise UserError(
+                f"{option} {out}: refused, nothing written: it is {what} "
+                f"({path}); name another path"
+            )
+    if (folder := run.enclosing_run(here)) is not None:
+        raise UserError(
+            f"{option} {out}: refused, nothing written: it lies in the run folder "
+            f"{folder}, which only the lab's commands write; name a path outside it"
+        )
+
+
+LOCK = ".lock"  # in a folder held by a process: its pid and command
+_HELD: set[Path] = set()  # the lock files this process holds
+
+
+def lock_file(folder: Path) -> Path:
+    """Where :func:`exclusive` keeps ``folder``'s lock: a hidden file in it."""
+    return Path(folder).absolute() / LOCK
+
+
+@contextmanager
+def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
+    """Hold ``folder`` for this process while the block runs: a second process
+    that asks for it is refused with one line naming the holder. The lock is
+    the kernel's (flock), released when the process ends, however it ends
+    (SIGKILL included), so a stale lock file never blocks anyone. ``take``
+    False holds nothing (the other ranks of a distributed run); a folder this
+    process holds already is held again at no cost (evaluate inside compare)."""
+    path = lock_file(folder)
+    if not take or path in _HELD or not Path(folder).is_dir():
+        yield  # (a missing folder: the caller's own check names it)
+        return
+    with naming(path):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666 & ~UMASK)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(
+                f"{folder}: {holder(fd)} is using it; wait for that process to "
+                "end (or stop it), then run this again"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {doing}\n".encode())
+        _HELD.add(path)
+        try:
+            yield
+        finally:
+            _HELD.discard(path)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def holder(fd: int) -> str:
+    """'process 123 (seq2seq train)' from a lock file's contents."""
+    text = os.pread(fd, 512, 0).decode("utf-8", "replace").strip()
+    pid, _, doing = text.partition(" ")
+    return f"process {pid} ({doing})" if pid.isdigit() else "another process"
+
+
+def busy(folder: Path) -> str:
+    """Who holds ``folder`` (as :func:`holder` says it), '' when nobody."""
+    path = lock_file(folder)
+    if not path.is_file():
+        return ""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return holder(fd)
+        return ""
+    finally:
+        os.close(fd)

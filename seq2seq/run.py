@@ -81,3 +81,13 @@ def not_a_run(run_dir: Path) -> str:
     if others := [name for name in folders if name != VOCAB]:
         return f"it holds folders a run does not write ({', '.join(others)})"
     return ""
+
+
+def enclosing_run(path: Path) -> Path | None:
+    """The run folder ``path`` is, or lies inside (links followed): the
+    nearest folder at or above it holding a run's config and vocabularies."""
+    here = Path(path).resolve()
+    for folder in (here, *here.parents):
+        if config_file(folder).is_file() and vocab_dir(folder).is_dir():
+            return folder
+    return None

@@ -296,6 +296,9 @@ def test_runs_scored_on_other_test_files_compare_without_pairing(
 def test_out_may_not_be_a_run_folder(runs, tmp_path: Path) -> None:
     """compare replaces the TensorBoard events in --out: never a run's."""
     events = sorted(p.name for p in runs[1].glob("events.out.tfevents.*"))
-    with pytest.raises(UserError, match="that is a run folder"):
+    with pytest.raises(UserError, match="refused, nothing written: it is a run"):
         compare(runs, "test", runs[1], "cpu")
+    with pytest.raises(UserError, match="it lies in the run folder"):
+        compare(runs[:1], "test", runs[1] / "compare", "cpu")  # another run's
     assert sorted(p.name for p in runs[1].glob("events.out.tfevents.*")) == events
+    assert not (runs[1] / "compare").exists()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from seq2seq.errors import UserError
-from seq2seq.files import atomic_write, naming
+from seq2seq.files import atomic_write, check_output, naming
 
 BASE_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw"
 MIRROR_ENV = "SEQ2SEQ_DATA_MIRROR"
@@ -284,6 +284,7 @@ def prepare_multi30k(
     names = multi30k_files(src, tgt)
     mirror = _resolve_mirror(mirror)
     out_dir = Path(out_dir)
+    check_output(out_dir, "--out", [("the mirror", mirror)] if mirror else [])
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -23,7 +23,7 @@ from seq2seq.config import SplitFiles, load_config
 from seq2seq.data.corpus import eval_split, load_split, split_files
 from seq2seq.data.parallel import Split, read_lines
 from seq2seq.errors import UserError
-from seq2seq.files import atomic_write, save_figure
+from seq2seq.files import atomic_write, check_output, save_figure
 from seq2seq.lab.ablate import KINDS
 from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.search import GREEDY, Decoding
@@ -397,11 +397,7 @@ def compare(
                 "each run once"
             )
         seen[here] = folder
-    if run.config_file(out).is_file() or out.resolve() in seen:
-        raise UserError(
-            f"--out {out}: that is a run folder, whose TensorBoard events compare "
-            "would replace with its own; name another folder (e.g. compare/)"
-        )
+    check_output(out, "--out", [("a run folder compared", d) for d in seen.values()])
     results = collect(run_dirs, split, device, decoding)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)

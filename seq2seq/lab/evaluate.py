@@ -21,7 +21,7 @@ from seq2seq.data.corpus import load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.errors import UserError
-from seq2seq.files import atomic_write
+from seq2seq.files import atomic_write, exclusive
 from seq2seq.lab.ablate import ablate
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding
@@ -42,7 +42,20 @@ def evaluate(
     """Decode ``split``, score it, write ``eval_<name>.json`` and ``hyp_<name>.txt``
     (name: split, decoding tag, ablation). With ``ablation`` (ablate.py) the
     trained attention weights are replaced while decoding, and the result
-    records the BLEU drop against the same evaluation without it."""
+    records the BLEU drop against the same evaluation without it. The run
+    folder is held for the whole evaluation (files.exclusive)."""
+    with exclusive(run_dir, "seq2seq evaluate"):
+        return _evaluate(run_dir, split, checkpoint, device_name, decoding, ablation)
+
+
+def _evaluate(
+    run_dir: Path,
+    split: str,
+    checkpoint: str,
+    device_name: str,
+    decoding: Decoding,
+    ablation: str | None,
+) -> dict[str, Any]:
     device = pick_device(device_name)
     cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
     baseline = None

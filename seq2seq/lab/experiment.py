@@ -41,6 +41,7 @@ from pathlib import Path
 from seq2seq import run
 from seq2seq.config import Config, check_run_name, load_config
 from seq2seq.errors import UserError
+from seq2seq.files import busy, exclusive
 from seq2seq.lab.compare import compare, markdown
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.training.checkpoint import config_differences, load_checkpoint, lookup
@@ -332,13 +333,35 @@ def experiment(
                 f"{job.run_dir}: made with other settings ({reason}); move or "
                 "delete that folder to retrain it, then run the experiment again"
             )
-    todo = [j for j in chosen if not j.done(exp.splits)]
-    print(f"{exp.name}: {len(chosen)} runs, {len(chosen) - len(todo)} already finished")
-    run_jobs(todo, exp.splits, exp.jobs)  # raises unless every chosen job is done
-    others = [j for j in jobs if j not in chosen]
-    if missing := [j.run_dir.name for j in others if not j.done(exp.splits)]:
-        print(f"not compared: {', '.join(missing)} not done yet")
-        return {}
+    exp.root.mkdir(parents=True, exist_ok=True)
+    with exclusive(exp.root, f"seq2seq experiment {path}"):
+        todo = [j for j in chosen if not j.done(exp.splits)]
+        done = len(chosen) - len(todo)
+        print(f"{exp.name}: {len(chosen)} runs, {done} already finished")
+        run_jobs(free(todo), exp.splits, exp.jobs)  # raises if one fails
+        if missing := [j.run_dir.name for j in jobs if not j.done(exp.splits)]:
+            print(f"not compared: {', '.join(missing)} not done yet")
+            return {}
+        return compare_splits(exp, jobs)
+
+
+def free(jobs: list[Job]) -> list[Job]:
+    """The jobs no other process holds; each one held is skipped, saying so
+    (a `train --resume` of it in another terminal, say)."""
+    out = []
+    for job in jobs:
+        if who := busy(job.run_dir):
+            print(
+                f"{job.run_dir}: {who} is training it; skipped (run the "
+                "experiment again when that process has ended)"
+            )
+        else:
+            out.append(job)
+    return out
+
+
+def compare_splits(exp: Experiment, jobs: list[Job]) -> dict[str, list[dict]]:
+    """Every job compared on every split of the experiment."""
     results = {}
     for i, split in enumerate(exp.splits):
         out = exp.root / ("compare" if i == 0 else f"compare_{split}")

@@ -40,7 +40,7 @@ from seq2seq.data.corpus import build_split, load_split
 from seq2seq.data.parallel import Split
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.data.workspace import Encoded, encode
-from seq2seq.files import atomic_write
+from seq2seq.files import atomic_write, exclusive
 from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.model import Seq2Seq
 from seq2seq.training.checkpoint import load_run
@@ -217,8 +217,15 @@ def probe(
     checkpoint: str = "best",
 ) -> dict[str, Any]:
     """Run both measurements on ``split``; write probe_<split>.json/.png and
-    TensorBoard scalars into the run; return the result."""
-    run_dir = Path(run_dir)
+    TensorBoard scalars into the run (held meanwhile: files.exclusive);
+    return the result."""
+    with exclusive(Path(run_dir), "seq2seq probe"):
+        return _probe(Path(run_dir), split, sentences, epochs, checkpoint)
+
+
+def _probe(
+    run_dir: Path, split: str, sentences: int, epochs: int, checkpoint: str
+) -> dict[str, Any]:
     cfg, tok, model, payload = load_run(run_dir, checkpoint)
     torch.manual_seed(cfg.train.seed)
     train = train_examples(cfg, model, tok, sentences)

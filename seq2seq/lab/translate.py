@@ -32,9 +32,10 @@ from seq2seq.data.batching import collate
 from seq2seq.data.parallel import read_lines
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.errors import UserError
-from seq2seq.files import naming, save_figure
+from seq2seq.files import check_output, naming, save_figure
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, beam_search, greedy
+from seq2seq.run import CHECKPOINTS
 from seq2seq.training.board import heatmap
 from seq2seq.training.checkpoint import load_run
 from seq2seq.training.decoding import check_search_fits
@@ -242,8 +243,16 @@ def stdin_lines(stream: BinaryIO) -> Iterator[str]:
             raise UserError(f"standard input, line {number}: not valid UTF-8") from None
 
 
-def check_paths(output: Path | None, plot_dir: Path | None) -> None:
-    """Refuse an output path that cannot be written before any decoding."""
+def check_paths(args: argparse.Namespace) -> None:
+    """Refuse an output path that cannot be written, or would destroy an
+    input, before any decoding."""
+    output, plot_dir = args.output, args.plot
+    inputs = [("the input file", args.input)] if args.input is not None else []
+    if args.checkpoint not in CHECKPOINTS:  # a checkpoint named by its path
+        inputs.append(("the checkpoint read", Path(args.checkpoint)))
+    for path, option in ((output, "--output"), (plot_dir, "--plot")):
+        if path is not None:
+            check_output(path, option, inputs)
     # (a missing or unwritable folder fails when main opens the temporary file)
     if output is not None and output.is_dir():
         raise UserError(
@@ -255,7 +264,7 @@ def check_paths(output: Path | None, plot_dir: Path | None) -> None:
 
 def main(args: argparse.Namespace, decoding: Decoding) -> None:
     """The ``translate`` command: wire files, standard streams and the prompt."""
-    check_paths(args.output, args.plot)
+    check_paths(args)
     if args.input is not None:
         lines: Iterable[str] = read_lines(args.input)
     elif sys.stdin.isatty():

@@ -23,6 +23,7 @@ from seq2seq.config import Config, save_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
 from seq2seq.errors import UserError
+from seq2seq.files import busy, exclusive
 from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.training.checkpoint import check_matches, load_checkpoint
 from seq2seq.training.device import check_fits, pick_device
@@ -51,6 +52,11 @@ def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
             )
         if why := deletable(run_dir, Path(cfg.runs_dir)):
             raise UserError(f"--overwrite {run_dir}: refused, nothing deleted: {why}")
+        if who := busy(run_dir):
+            raise UserError(
+                f"--overwrite {run_dir}: refused, nothing deleted: {who} is using "
+                "it; wait for that process to end (or stop it), then run this again"
+            )
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
@@ -129,14 +135,22 @@ def train(
     one of :data:`seq2seq.training.progress.STYLES`."""
     with process_group(pick_device(device_name)) as ranks:
         loop = build_loop(cfg, ranks, overwrite=overwrite, progress=progress)
-        try:
-            loop.run()
-        except Exception:
-            last = run.checkpoint_file(loop.run_dir, "last")
-            if ranks.main and not last.exists():  # a failed start leaves nothing
-                shutil.rmtree(loop.run_dir, ignore_errors=True)
-            raise
+        # held from here: a second train of this name is refused by the
+        # folder's existence until now, a resume by its missing last.pt
+        with exclusive(loop.run_dir, "seq2seq train", take=ranks.main):
+            _train(loop, ranks)
     return loop.run_dir
+
+
+def _train(loop: Loop, ranks: Ranks) -> None:
+    """Run the loop; a failed start (no last.pt yet) leaves no run folder."""
+    try:
+        loop.run()
+    except Exception:
+        last = run.checkpoint_file(loop.run_dir, "last")
+        if ranks.main and not last.exists():
+            shutil.rmtree(loop.run_dir, ignore_errors=True)
+        raise
 
 
 def check_memory(cfg: Config, ws: Workspace, device: torch.device) -> None:
@@ -187,7 +201,10 @@ def resume(
             f"{run_dir} finished at step {payload['state']['step']}; to train on, "
             "raise the budget, e.g. --set train.max_steps=N (or max_epochs)"
         )
-    with process_group(pick_device(device_name)) as ranks:
+    with (
+        process_group(pick_device(device_name)) as ranks,
+        exclusive(run_dir, "seq2seq train --resume", take=ranks.main),
+    ):
         build_loop(
             cfg,
             ranks,

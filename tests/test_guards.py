@@ -1,0 +1,292 @@
+"""What files.py guards across commands, with real files, real second
+processes and real signals: no output the user names may overwrite an input
+or land in a run folder (files.check_output); no two processes write one run
+or data folder at once, and a lock never outlives its process, SIGKILL
+included (files.exclusive)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, tiny_overrides
+
+from seq2seq import files
+from seq2seq.cli import main
+from seq2seq.config import load_config
+from seq2seq.data.synth import write_corpus
+from seq2seq.errors import UserError
+from seq2seq.training.train import train
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("guards")
+    write_corpus(root / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 20})
+    cfg = load_config(
+        REPO / "configs/synth_ende/additive.yaml",
+        tiny_overrides(root / "corpus", root / "runs", "tiny"),
+    )
+    return train(cfg, "cpu")
+
+
+def outputs_over_inputs(run: Path, d: Path) -> list[tuple[list[str], str]]:
+    """Every command that writes where the user names, aimed at an input."""
+    text = d / "in.txt"
+    link = d / "link.txt"
+    if not link.exists():
+        os.link(text, link)  # a hard link: another name for the input
+    tr = ["translate", str(run), "--input", str(text), "--device", "cpu"]
+    into_run = "it lies in the run folder"
+    return [
+        ([*tr, "--output", str(run / "best.pt")], into_run),
+        ([*tr, "--output", str(run / "notes.txt")], into_run),
+        ([*tr, "--output", str(text)], "it is the input file"),
+        ([*tr, "--output", str(link)], "it is the input file"),
+        ([*tr, "--output", str(run / "spm" / "src.model")], into_run),
+        ([*tr, "--plot", str(run / "heatmaps")], into_run),
+        ([*tr, "--checkpoint", str(run / "last.pt"), "--output", str(run)], into_run),
+        (["compare", str(run), "--out", str(run)], "it is a run folder compared"),
+        (["compare", str(run), "--out", str(run / "cmp")], into_run),
+        (["prepare", "synth_ende", "--out", str(run / "spm")], into_run),
+        (["prepare", "multi30k", "--out", str(d), "--mirror", str(d)], "the mirror"),
+        (["probe", str(run), "--plot", str(run / "probe.png")], into_run),
+    ]
+
+
+def test_no_output_may_overwrite_an_input(
+    trained: Path, tmp_path: Path, capsys
+) -> None:
+    """Refused before anything is written: one line naming both paths, exit
+    2, the run and the input byte for byte as they were."""
+    (tmp_path / "in.txt").write_text("the dog sleeps .\n", encoding="utf-8")
+    cases = outputs_over_inputs(trained, tmp_path)
+    before_run, before_dir = snapshot(trained), snapshot(tmp_path)
+    for argv, needle in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        lines = [x for x in err.splitlines() if x.startswith("error:")]
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "refused, nothing written" in lines[0] and needle in lines[0], lines
+        assert snapshot(trained) == before_run, argv
+        assert snapshot(tmp_path) == before_dir, argv
+
+
+def test_an_output_beside_the_inputs_is_written(trained: Path, tmp_path: Path) -> None:
+    """The guard refuses only what it must: a new file next to the input."""
+    (tmp_path / "in.txt").write_text("the dog sleeps .\n", encoding="utf-8")
+    argv = ["translate", str(trained), "--input", str(tmp_path / "in.txt")]
+    assert main([*argv, "--output", str(tmp_path / "out.txt"), "--device", "cpu"]) == 0
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").count("\n") == 1
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from seq2seq.files import exclusive
+with exclusive(Path(sys.argv[1]), "a test holder"):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def holder(folder: Path) -> subprocess.Popen:
+    """Another process holding ``folder`` until it is killed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_held_folder_is_refused_and_freed_by_sigkill(tmp_path: Path) -> None:
+    other = holder(tmp_path)
+    try:
+        with pytest.raises(UserError, match=rf"process {other.pid} \(a test holder\)"):
+            with files.exclusive(tmp_path, "me"):
+                pass
+        assert files.busy(tmp_path) == f"process {other.pid} (a test holder)"
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+    assert files.lock_file(tmp_path).is_file()  # the file stays: it blocks nobody
+    assert files.busy(tmp_path) == ""
+    with files.exclusive(tmp_path, "me"), files.exclusive(tmp_path, "me again"):
+        assert files.lock_file(tmp_path).read_text().startswith(f"{os.getpid()} me")
+
+
+def test_every_writer_of_a_held_run_is_refused(trained: Path, capsys) -> None:
+    """resume, evaluate, probe and --overwrite wait for no one: one line
+    naming the holder, and the run as it was."""
+    other = holder(trained)
+    cfg = yaml.safe_load((trained / "config.yaml").read_text())
+    runs_dir, name = cfg["runs_dir"], cfg["name"]
+    config = str(REPO / "configs/synth_ende/additive.yaml")
+    try:
+        before = snapshot(trained)
+        for argv in (
+            ["train", "--resume", str(trained), "--set", "train.max_steps=32"],
+            ["evaluate", str(trained), "--device", "cpu"],
+            ["probe", str(trained), "--sentences", "10", "--epochs", "1"],
+            ["train", "--config", config, "--overwrite", "--set", f"name={name}"]
+            + ["--set", f"runs_dir={runs_dir}"],
+        ):
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err
+            assert f"process {other.pid} (a test holder) is using it" in err, err
+            assert snapshot(trained) == before, argv
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+
+
+def experiment_file(tmp_path: Path, steps: int) -> Path:
+    """One tiny member that checkpoints every 5 steps."""
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 20}
+    )
+    sets = [
+        s
+        for s in tiny_overrides(tmp_path / "corpus", tmp_path, "x")
+        if "name=" not in s
+    ]
+    sets = [s for s in sets if not s.startswith(("runs_dir=", "train.max_steps"))]
+    sets += [
+        f"train.max_steps={steps}",
+        "train.checkpoint_every=5",
+        "train.val_every=0",
+    ]
+    exp = {
+        "name": "race",
+        "runs_dir": str(tmp_path / "runs"),
+        "configs": [str(REPO / "configs/synth_ende/none.yaml")],
+        "overrides": sets,
+        "jobs": 1,
+    }
+    path = tmp_path / "race.yaml"
+    path.write_text(yaml.safe_dump(exp), encoding="utf-8")
+    return path
+
+
+def seq2seq(*args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "seq2seq", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group: a kill reaches its children
+        **kw,
+    )
+
+
+def wait_for(check, seconds: float = 120) -> None:
+    end = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.05)
+
+
+def test_an_experiment_started_twice_trains_each_run_once(tmp_path: Path) -> None:
+    """The second `experiment` of a file is refused while the first runs; a
+    member another process trains is refused too; after kill -9 of the whole
+    first experiment, the next one resumes without clean-up, and the run's
+    history holds every step once."""
+    path = experiment_file(tmp_path, steps=600)
+    member = tmp_path / "runs" / "race" / "none-s1"
+    first = seq2seq("experiment", str(path))
+    try:
+        wait_for(lambda: (member / "last.pt").is_file())
+        second = seq2seq("experiment", str(path))
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 2 and "seq2seq experiment" in err, err
+        assert "is using it" in err and err.count("error:") == 1, err
+        resume = seq2seq("train", "--resume", str(member))
+        _, err = resume.communicate(timeout=120)
+        assert resume.returncode == 2, err
+        assert "is using it" in err, err  # by its training, or its evaluation
+    finally:  # kill -9 the experiment and its training (a session of its own)
+        trainer = int(files.lock_file(member).read_text().split()[0])
+        for pid in (first.pid, trainer):
+            os.kill(pid, signal.SIGKILL)
+        first.wait()
+        wait_for(lambda: not files.busy(member))
+    again = seq2seq("experiment", str(path))
+    out, err = again.communicate(timeout=600)
+    assert again.returncode == 0, err[-3000:]
+    assert "1 runs, 0 already finished" in out and "skipped" not in out, out
+    steps = [
+        json.loads(line)["step"]
+        for line in (member / "history.jsonl").read_text().splitlines()
+    ]
+    assert steps and steps == sorted(set(steps)), steps  # each step once, in order
+
+
+def copy_run(trained: Path, run: Path) -> Path:
+    """A copy of the trained run at ``run``, its config pointing there."""
+    shutil.copytree(trained, run)
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace(str(trained.parent), str(run.parent)))
+    return run
+
+
+def test_ctrl_c_during_evaluate_keeps_the_previous_scores(
+    trained: Path, tmp_path: Path
+) -> None:
+    """SIGINT while `evaluate` decodes: the earlier eval_test.json stays as it
+    was (it is replaced whole or not at all), and no temporary file is left.
+    The test split is made 40,000 lines long first, so that the signal lands
+    mid-decoding on any machine (it takes tens of seconds)."""
+    run = copy_run(trained, tmp_path / "runs" / "big")
+    assert main(["evaluate", str(run), "--device", "cpu"]) == 0  # 20 sentences
+    before = snapshot(run)
+    big = tmp_path / "big"
+    for side, text in (("en", "the dog sleeps ."), ("de", "der Hund schläft .")):
+        (big.with_suffix(f".{side}")).write_text(f"{text}\n" * 40_000)
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["data"]["test"] = {
+        "src": str(big.with_suffix(".en")),
+        "tgt": str(big.with_suffix(".de")),
+    }
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    proc = seq2seq("evaluate", str(run), "--device", "cpu")
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode not in (0, None) and "Traceback" not in err, err
+    after = snapshot(run)
+    assert after["eval_test.json"] == before["eval_test.json"]
+    assert after["hyp_test.txt"] == before["hyp_test.txt"]
+    assert not [name for name in after if name.endswith(".tmp")], after
+
+
+def test_a_torn_last_history_line_resumes_and_compares(
+    trained: Path, tmp_path: Path
+) -> None:
+    """A crash mid-append leaves half a line: resume goes on from last.pt, and
+    compare reads the history."""
+    run = copy_run(trained, tmp_path / "runs" / "torn")
+    with open(run / "history.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"step": 99, "val_lo')  # torn mid-line
+    assert main(["train", "--resume", str(run), "--set", "train.max_steps=24"]) == 0
+    lines = (run / "history.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["step"] for x in lines][-1] == 24
+    assert main(["compare", str(run), "--out", str(tmp_path / "cmp")]) == 0
+    assert (tmp_path / "cmp" / "compare.md").is_file()
