@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from seq2seq.training.metrics import (
@@ -82,3 +83,26 @@ def test_attention_stats_on_known_weights() -> None:
     assert abs(stats["entropy"] - 0.6931) < 1e-3  # 0 + ln 2
     assert stats["peak"] == 1.5 and stats["eos_mass"] == 0.5
     assert stats["monotone"] == 1.0  # argmax moved right (0 -> 1)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 10_000])
+def test_corpus_scores_in_chunks_equal_sacrebleus(chunk: int) -> None:
+    """BLEU (cased and lowercased) and chrF summed chunk by chunk are
+    sacreBLEU's corpus scores exactly: memory is bounded, the figure is not
+    changed."""
+    import random
+
+    import sacrebleu
+
+    from seq2seq.data.synth import generate_pairs
+    from seq2seq.training.metrics import corpus_score
+
+    rng = random.Random(0)
+    refs = [de for _, de, _ in generate_pairs(40, seed=0)]
+    hyps = [
+        " ".join(rng.sample(r.split(), len(r.split()))) if i % 3 else r
+        for i, r in enumerate(refs)
+    ]
+    for metric in (sacrebleu.BLEU(), sacrebleu.BLEU(lowercase=True), sacrebleu.CHRF()):
+        expected = metric.corpus_score(hyps, [refs]).score
+        assert corpus_score(metric, hyps, refs, chunk) == expected

@@ -156,7 +156,7 @@ def _greedy_hypotheses(
         out = row[: int(limit[b])]
         n = out.index(EOS) if EOS in out else len(out)
         rows = min(n + 1, len(out))  # keep the EOS row when there is one
-        w = None if weights is None else weights[b, :rows, : int(src_len[b])].cpu()
+        w = None if weights is None else _own(weights[b, :rows, : int(src_len[b])])
         hyps.append(Hypothesis(out[:n], w, cumulative[b][rows - 1] / rows**alpha))
     return hyps
 
@@ -325,5 +325,12 @@ def _finish(
 ) -> Hypothesis:
     """A finished hypothesis: its tokens, weights (tokens and EOS) and score."""
     n = len(tokens) + 1 if eos else len(tokens)  # rows of weights, |y|
-    weights = None if history is None else history[row, :n, :n_src].cpu()
+    weights = None if history is None else _own(history[row, :n, :n_src])
     return Hypothesis(tokens.tolist(), weights, logp / n**alpha)
+
+
+def _own(weights: Tensor) -> Tensor:
+    """A hypothesis's weights in memory of their own on the CPU: a view would
+    keep the whole batch's (B x k, T, S) tensor alive as long as the
+    hypothesis lives."""
+    return weights.to("cpu", copy=True)

@@ -42,9 +42,12 @@ def decode_corpus(
     ratio: float,
     device: torch.device,
     decoding: Decoding = GREEDY,
+    keep_weights: bool = False,
 ) -> list[Hypothesis]:
     """Decode many sentences in length-sorted batches, greedily (beam 1) or
-    with beam search (the best hypothesis); input order kept."""
+    with beam search (the best hypothesis); input order kept. Only the tokens
+    and score of each are kept unless ``keep_weights`` (a few sentences drawn
+    as heatmaps): memory grows with the batch, not with the corpus."""
     model.eval()
     check_search_fits(model, min(batch_sentences, len(src_ids)), decoding.beam, device)
     lengths = [(len(s) + 1, 0) for s in src_ids]
@@ -60,5 +63,5 @@ def decode_corpus(
             k, alpha = decoding.beam, decoding.alpha
             hyps = [n[0] for n in beam_search(model, src, src_len, k, alpha, ratio)]
         for i, hyp in zip(index, hyps, strict=True):
-            out[i] = hyp
+            out[i] = hyp if keep_weights else Hypothesis(hyp.tokens, None, hyp.score)
     return out  # type: ignore[return-value]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import sacrebleu
+from sacrebleu.utils import sum_of_lists
 from torch import Tensor
 
 Link = tuple[int, int]
@@ -20,14 +22,34 @@ def bleu(
     bentrevett/pytorch-seq2seq tutorials (lowercased, tokenized), for comparing
     with their figures only; the cased score is the headline."""
     metric = sacrebleu.BLEU(lowercase=lowercase)
-    score = metric.corpus_score(list(hyps), [list(refs)])
-    return score.score, str(metric.get_signature())
+    return corpus_score(metric, hyps, refs), str(metric.get_signature())
 
 
 def chrf(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
     metric = sacrebleu.CHRF()
-    score = metric.corpus_score(list(hyps), [list(refs)])
-    return score.score, str(metric.get_signature())
+    return corpus_score(metric, hyps, refs), str(metric.get_signature())
+
+
+CHUNK = 1000  # sentences whose reference n-grams sacreBLEU holds at once
+
+
+def corpus_score(
+    metric: Any, hyps: Sequence[str], refs: Sequence[str], chunk: int = CHUNK
+) -> float:
+    """``metric.corpus_score(hyps, [refs])``, computed ``chunk`` sentences at a
+    time: sacreBLEU caches every reference's n-grams before scoring (tens of
+    KB a sentence for chrF's character n-grams), while the score needs only
+    the summed statistics. The same number, in memory that does not grow
+    with the corpus (tested against corpus_score)."""
+    if not hyps:  # sacreBLEU's own answer (an error) for an empty corpus
+        return metric.corpus_score(list(hyps), [list(refs)]).score
+    total: list = []
+    for start in range(0, len(hyps), chunk):
+        part = metric._extract_corpus_statistics(
+            list(hyps[start : start + chunk]), [list(refs[start : start + chunk])]
+        )
+        total = sum_of_lists([total, *part]) if total else sum_of_lists(part)
+    return metric._aggregate_and_compute([total]).score
 
 
 def sentence_bleu(hyp: str, ref: str) -> float:
@@ -135,8 +157,20 @@ def batch_alignments(
 def aer(predicted: Sequence[set[Link]], gold: Sequence[set[Link]]) -> float:
     """Alignment error rate (Och & Ney 2003) with sure = possible = gold:
     AER = 1 - 2|A & S| / (|A| + |S|)."""
+    return aer_from_counts(*aer_counts(predicted, gold))
+
+
+def aer_counts(
+    predicted: Sequence[set[Link]], gold: Sequence[set[Link]]
+) -> tuple[int, int]:
+    """(|A & S|, |A| + |S|) summed over the pairs: what :func:`aer` needs of
+    them, so that a corpus can be scored batch by batch in constant memory."""
     hit = sum(len(a & s) for a, s in zip(predicted, gold, strict=True))
     total = sum(len(a) + len(s) for a, s in zip(predicted, gold, strict=True))
+    return hit, total
+
+
+def aer_from_counts(hit: int, total: int) -> float:
     return 1.0 - 2.0 * hit / total if total else 0.0
 
 

@@ -29,7 +29,8 @@ from seq2seq.model.model import Seq2Seq, loss_sum
 from seq2seq.specials import PAD
 from seq2seq.training.device import autocast
 from seq2seq.training.metrics import (
-    aer,
+    aer_counts,
+    aer_from_counts,
     attention_stats,
     batch_alignments,
     bleu,
@@ -90,8 +91,7 @@ def forced(
     model.eval()
     out, sums = Forced(), {}
     words = data.word_indices(tok) if data.split.align is not None else None
-    predicted: list[set[tuple[int, int]]] = []
-    gold: list[set[tuple[int, int]]] = []
+    hit, total, scored = 0, 0, False  # AER's counts, batch by batch (memory: one)
     for index in batches:
         batch = collate(data.src_ids, data.tgt_ids, index).to(device)
         with autocast(device, precision):
@@ -104,11 +104,13 @@ def forced(
         stats = attention_stats(weights, batch.src_len, batch.tgt_out != PAD)
         sums = {k: sums.get(k, 0.0) + v for k, v in stats.items()}
         if words is not None and data.split.align is not None:
-            predicted += batch_alignments(weights, index, *words)
-            gold += [set(data.split.align[i]) for i in index]
+            predicted = batch_alignments(weights, index, *words)
+            gold = [set(data.split.align[i]) for i in index]
+            batch_hit, batch_total = aer_counts(predicted, gold)
+            hit, total, scored = hit + batch_hit, total + batch_total, True
     out.attention = _averages(sums)
-    if gold:
-        out.aer = aer(predicted, gold)
+    if scored:
+        out.aer = aer_from_counts(hit, total)
     return out
 
 

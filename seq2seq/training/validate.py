@@ -147,7 +147,12 @@ class Validator:
         val, tok = self.ws.val, self.ws.tokenizer
         ids = [val.src_ids[p.index] for p in self.probes]
         hyps = decode_corpus(
-            model, ids, len(ids) or 1, self.cfg.eval.max_len_ratio, self.device
+            model,
+            ids,
+            len(ids) or 1,
+            self.cfg.eval.max_len_ratio,
+            self.device,
+            keep_weights=True,  # drawn as heatmaps
         )
         texts = [tok.decode_tgt(h.tokens) for h in hyps]
         rows = [
