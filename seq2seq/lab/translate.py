@@ -163,8 +163,9 @@ def entry(
     }
 
 
-def plot(t: Translation, tok: Tokenizer, folder: Path) -> None:
-    """One heatmap per sentence: source subwords x generated subwords."""
+def plot(t: Translation, tok: Tokenizer, folder: Path, mode: str) -> None:
+    """One heatmap per sentence: source subwords x generated subwords, titled
+    with the attention mode and the input line."""
     import matplotlib.pyplot as plt
 
     if not t.nbest or t.nbest[0].weights is None:
@@ -174,7 +175,7 @@ def plot(t: Translation, tok: Tokenizer, folder: Path) -> None:
         hyp.weights,
         [*t.pieces, "</s>"],
         [*tok.tgt_pieces(hyp.tokens), "</s>"],
-        f"line {t.line}",
+        f"{mode} attention, input line {t.line}",
     )
     save_figure(fig, folder / f"line{t.line:05d}.png")
     plt.close(fig)
@@ -218,7 +219,7 @@ def translate(
         ):
             sink.write("".join(line + "\n" for line in render(t, tok, out)))
             if out.plot_dir:
-                plot(t, tok, out.plot_dir)
+                plot(t, tok, out.plot_dir, model.mode)
             count += 1
         sink.flush()
     return count
