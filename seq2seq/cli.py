@@ -232,10 +232,8 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
 def prepare_multi30k_command(args: argparse.Namespace) -> None:
     from seq2seq.data.download import prepare_multi30k
 
-    check_output(
-        args.out, "--out", [("the mirror", args.mirror)] if args.mirror else []
-    )
-    args.out.mkdir(parents=True, exist_ok=True)
+    mirror = [("the mirror", args.mirror)] if args.mirror else []
+    check_output(args.out, "--out", mirror, folder=True)
     with exclusive(args.out, "seq2seq prepare multi30k"):
         prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
 
@@ -243,8 +241,7 @@ def prepare_multi30k_command(args: argparse.Namespace) -> None:
 def prepare_synth_command(args: argparse.Namespace) -> None:
     from seq2seq.data.synth import write_corpus
 
-    check_output(args.out, "--out")
-    args.out.mkdir(parents=True, exist_ok=True)
+    check_output(args.out, "--out", folder=True)
     with exclusive(args.out, "seq2seq prepare synth_ende"):
         manifest = write_corpus(args.out, seed=args.seed)
     counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
@@ -305,15 +302,39 @@ def compare_command(args: argparse.Namespace) -> None:
     )
 
 
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def check_probe_plot(args: argparse.Namespace) -> None:
+    """--plot may not be a folder, an unknown format, or any file the probe
+    reads (the checkpoint named by path, every run's corpus files)."""
+    from seq2seq.config import load_config
+
+    if args.plot.is_dir():
+        raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
+    if args.plot.suffix.lower() not in PLOT_SUFFIXES:
+        raise UserError(f"--plot {args.plot}: name a {', '.join(PLOT_SUFFIXES)} file")
+    inputs = []
+    if args.checkpoint not in run.CHECKPOINTS:
+        inputs.append(("the checkpoint read", Path(args.checkpoint)))
+    for run_dir in args.run_dirs:
+        run.check_run(run_dir)
+        data = load_config(run.config_file(run_dir)).data
+        for split in (data.train, data.val, data.test):
+            if split is not None:
+                inputs += [
+                    ("a corpus file read", Path(f)) for f in (split.src, split.tgt)
+                ]
+    check_output(args.plot, "--plot", inputs)
+
+
 def probe_command(args: argparse.Namespace) -> None:
     from seq2seq.lab.probe import format_probe, probe
 
     if args.sentences < 1 or args.epochs < 1:
         raise UserError("--sentences and --epochs must be at least 1")
     if args.plot is not None:
-        check_output(args.plot, "--plot")
-    if args.plot is not None and args.plot.is_dir():
-        raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
+        check_probe_plot(args)
     if args.plot is not None and not args.plot.absolute().parent.is_dir():
         raise UserError(f"--plot {args.plot}: no folder {args.plot.parent}; create it")
     results = []

@@ -15,6 +15,7 @@ checkpoint is serialised in memory first and written here like any file.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import io
 import os
 import tempfile
@@ -131,35 +132,65 @@ def quiet_event_writer_threads() -> None:
 
 
 def check_output(
-    out: Path, option: str, inputs: Iterable[tuple[str, Path]] = ()
+    out: Path,
+    option: str,
+    inputs: Iterable[tuple[str, Path]] = (),
+    folder: bool = False,
 ) -> None:
     """Refuse, before anything is written, an output the user named that would
     destroy what the command reads or what training made: the same file or
-    folder as one of ``inputs`` ((what it is, its path), links followed), or a
-    place inside a run folder (its checkpoints, vocabularies and history are
-    written by the lab's own commands only)."""
-    here = Path(out).resolve()
+    folder as one of ``inputs`` ((what it is, its path), links followed, a
+    hard link too), a ``folder`` the command writes files into that holds an
+    input, or a place inside a run folder (its checkpoints, vocabularies and
+    history are written by the lab's own commands only)."""
+    here = resolved(out, option)
     for what, path in inputs:
-        same = here.exists() and Path(path).exists() and os.path.samefile(here, path)
-        if same or here == Path(path).resolve():  # a hard link, or one path
+        there = resolved(path, option)
+        same = here == there or (
+            here.exists() and there.exists() and os.path.samefile(here, there)
+        )
+        if same or (folder and there.is_relative_to(here)):
+            verb = "is" if same else "holds"
             raise UserError(
-                f"{option} {out}: refused, nothing written: it is {what} "
+                f"{option} {out}: refused, nothing written: it {verb} {what} "
                 f"({path}); name another path"
             )
-    if (folder := run.enclosing_run(here)) is not None:
+    if (owner := run.enclosing_run(here)) is not None:
         raise UserError(
             f"{option} {out}: refused, nothing written: it lies in the run folder "
-            f"{folder}, which only the lab's commands write; name a path outside it"
+            f"{owner}, which only the lab's commands write; name a path outside it"
         )
 
 
-LOCK = ".lock"  # in a folder held by a process: its pid and command
+def resolved(path: Path, option: str) -> Path:
+    """``path`` with every link followed; a loop of links is the user's error."""
+    try:
+        return Path(path).resolve()
+    except RuntimeError:  # Python 3.11: "Symlink loop from ..."
+        raise UserError(
+            f"{option} {path}: a loop of symbolic links; name another path"
+        ) from None
+
+
+CACHE_ENV = "SEQ2SEQ_CACHE_DIR"
 _HELD: set[Path] = set()  # the lock files this process holds
 
 
+def cache_dir() -> Path:
+    """The project's own cache (vocabularies, locks): ``$SEQ2SEQ_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/seq2seq``, else ``~/.cache/seq2seq``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "seq2seq"
+
+
 def lock_file(folder: Path) -> Path:
-    """Where :func:`exclusive` keeps ``folder``'s lock: a hidden file in it."""
-    return Path(folder).absolute() / LOCK
+    """Where :func:`exclusive` keeps ``folder``'s lock: in the cache, named by
+    the folder's real path, so that it exists before the folder does and
+    outlives deleting and remaking it (``--overwrite``)."""
+    key = hashlib.sha256(str(resolved(folder, "folder")).encode()).hexdigest()
+    return cache_dir() / "locks" / f"{key[:24]}.lock"
 
 
 @contextmanager
@@ -171,11 +202,12 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
     False holds nothing (the other ranks of a distributed run); a folder this
     process holds already is held again at no cost (evaluate inside compare)."""
     path = lock_file(folder)
-    if not take or path in _HELD or not Path(folder).is_dir():
-        yield  # (a missing folder: the caller's own check names it)
+    if not take or path in _HELD:
+        yield
         return
     with naming(path):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666 & ~UMASK)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -185,7 +217,7 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
                 "end (or stop it), then run this again"
             ) from None
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {doing}\n".encode())
+        os.write(fd, f"{os.getpid()} {doing}\n{Path(folder).absolute()}\n".encode())
         _HELD.add(path)
         try:
             yield
@@ -197,7 +229,7 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
 
 def holder(fd: int) -> str:
     """'process 123 (seq2seq train)' from a lock file's contents."""
-    text = os.pread(fd, 512, 0).decode("utf-8", "replace").strip()
+    text = os.pread(fd, 512, 0).decode("utf-8", "replace").split("\n")[0]
     pid, _, doing = text.partition(" ")
     return f"process {pid} ({doing})" if pid.isdigit() else "another process"
 

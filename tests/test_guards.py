@@ -136,17 +136,13 @@ def test_every_writer_of_a_held_run_is_refused(trained: Path, capsys) -> None:
     """resume, evaluate, probe and --overwrite wait for no one: one line
     naming the holder, and the run as it was."""
     other = holder(trained)
-    cfg = yaml.safe_load((trained / "config.yaml").read_text())
-    runs_dir, name = cfg["runs_dir"], cfg["name"]
-    config = str(REPO / "configs/synth_ende/additive.yaml")
     try:
         before = snapshot(trained)
         for argv in (
             ["train", "--resume", str(trained), "--set", "train.max_steps=32"],
             ["evaluate", str(trained), "--device", "cpu"],
             ["probe", str(trained), "--sentences", "10", "--epochs", "1"],
-            ["train", "--config", config, "--overwrite", "--set", f"name={name}"]
-            + ["--set", f"runs_dir={runs_dir}"],
+            ["train", "--config", str(trained / "config.yaml"), "--overwrite"],
         ):
             assert main(argv) == 2, argv
             err = capsys.readouterr().err
@@ -252,14 +248,15 @@ def test_ctrl_c_during_evaluate_keeps_the_previous_scores(
 ) -> None:
     """SIGINT while `evaluate` decodes: the earlier eval_test.json stays as it
     was (it is replaced whole or not at all), and no temporary file is left.
-    The test split is made 40,000 lines long first, so that the signal lands
-    mid-decoding on any machine (it takes tens of seconds)."""
+    The test split is made 200,000 lines long first, and the signal sent a
+    second after the evaluation holds the run, so that it lands mid-way on
+    any machine."""
     run = copy_run(trained, tmp_path / "runs" / "big")
     assert main(["evaluate", str(run), "--device", "cpu"]) == 0  # 20 sentences
     before = snapshot(run)
     big = tmp_path / "big"
     for side, text in (("en", "the dog sleeps ."), ("de", "der Hund schläft .")):
-        (big.with_suffix(f".{side}")).write_text(f"{text}\n" * 40_000)
+        (big.with_suffix(f".{side}")).write_text(f"{text}\n" * 200_000)
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     cfg["data"]["test"] = {
         "src": str(big.with_suffix(".en")),
@@ -267,7 +264,8 @@ def test_ctrl_c_during_evaluate_keeps_the_previous_scores(
     }
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     proc = seq2seq("evaluate", str(run), "--device", "cpu")
-    time.sleep(4)
+    wait_for(lambda: f"process {proc.pid} " in files.busy(run))
+    time.sleep(1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode not in (0, None) and "Traceback" not in err, err
@@ -290,3 +288,75 @@ def test_a_torn_last_history_line_resumes_and_compares(
     assert [json.loads(x)["step"] for x in lines][-1] == 24
     assert main(["compare", str(run), "--out", str(tmp_path / "cmp")]) == 0
     assert (tmp_path / "cmp" / "compare.md").is_file()
+
+
+def test_a_loop_of_links_is_one_line(trained: Path, tmp_path: Path, capsys) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "in.txt").write_text("the dog sleeps .\n", encoding="utf-8")
+    tr = ["translate", str(trained), "--input", str(tmp_path / "in.txt")]
+    for argv in (
+        [*tr, "--output", str(tmp_path / "a" / "x.txt")],
+        [*tr, "--plot", str(tmp_path / "a")],
+        ["compare", str(trained), "--out", str(tmp_path / "a" / "c")],
+        ["prepare", "synth_ende", "--out", str(tmp_path / "a")],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "a loop of symbolic links" in err and "Traceback" not in err, err
+
+
+def test_what_a_command_writes_into_a_folder_spares_its_inputs(
+    trained: Path, tmp_path: Path, capsys
+) -> None:
+    """translate --plot DIR writes line00001.png ... into DIR: a DIR holding
+    the input is refused; probe --plot may not name the checkpoint or a corpus
+    file it reads, nor a format it cannot write."""
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    (plots / "line00001.png").write_text("my input\n", encoding="utf-8")
+    shutil.copy(trained / "best.pt", tmp_path / "ck.png")
+    corpus = yaml.safe_load((trained / "config.yaml").read_text())["data"]["train"]
+    before = snapshot(tmp_path)
+    tr = ["translate", str(trained), "--input", str(plots / "line00001.png")]
+    probe = ["probe", str(trained), "--sentences", "10", "--epochs", "1"]
+    for argv, needle in (
+        ([*tr, "--plot", str(plots)], "it holds the input file"),
+        (
+            [
+                *probe,
+                "--checkpoint",
+                str(tmp_path / "ck.png"),
+                "--plot",
+                str(tmp_path / "ck.png"),
+            ],
+            "it is the checkpoint read",
+        ),
+        ([*probe, "--plot", corpus["src"]], "name a .png, .pdf, .svg file"),
+        ([*probe, "--plot", str(tmp_path / "p.en")], "name a .png, .pdf, .svg file"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert needle in err and err.count("error:") == 1, err
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("seeds: []\n", "name 1 to 1000 seeds"),
+        ("seeds: [1, 2, 1]\n", "seed 1 is named twice"),
+        ("splits: [nope]\n", "'nope' is not a split"),
+    ],
+)
+def test_an_experiment_file_is_checked_before_anything_runs(
+    text: str, needle: str, tmp_path: Path
+) -> None:
+    from seq2seq.lab.experiment import load_experiment
+
+    path = tmp_path / "e.yaml"
+    config = REPO / "configs/synth_ende/none.yaml"
+    path.write_text(f"name: e\nconfigs: [{config}]\n{text}", encoding="utf-8")
+    with pytest.raises(UserError, match=needle):
+        load_experiment(path)
+    assert list(tmp_path.iterdir()) == [path]

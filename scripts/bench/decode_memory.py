@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from seq2seq import run
 from seq2seq.data.synth import write_corpus
 from seq2seq.errors import run_script
 
@@ -48,7 +49,7 @@ def scratch_run(run_dir: Path, scratch: Path, src: Path, tgt: Path) -> Path:
     """A copy of ``run_dir`` whose test split is ``src``/``tgt``."""
     copy = scratch / "run"
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("events.*"))
-    config = copy / "config.yaml"
+    config = run.config_file(copy)
     cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
     cfg["data"]["test"] = {"src": str(src), "tgt": str(tgt)}
     config.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")

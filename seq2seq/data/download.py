@@ -284,7 +284,7 @@ def prepare_multi30k(
     names = multi30k_files(src, tgt)
     mirror = _resolve_mirror(mirror)
     out_dir = Path(out_dir)
-    check_output(out_dir, "--out", [("the mirror", mirror)] if mirror else [])
+    check_output(out_dir, "--out", [("the mirror", mirror)] if mirror else [], True)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

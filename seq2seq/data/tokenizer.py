@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,19 +21,8 @@ import sentencepiece as spm
 
 from seq2seq.config import TokenizerConfig
 from seq2seq.errors import UserError, first_line
-from seq2seq.files import atomic_write
+from seq2seq.files import CACHE_ENV, atomic_write, cache_dir
 from seq2seq.specials import BOS, EOS, PAD, UNK
-
-CACHE_ENV = "SEQ2SEQ_CACHE_DIR"
-
-
-def cache_dir() -> Path:
-    """The project's own cache: ``$SEQ2SEQ_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/seq2seq``, else ``~/.cache/seq2seq``."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "seq2seq"
 
 
 class Tokenizer:

@@ -397,7 +397,8 @@ def compare(
                 "each run once"
             )
         seen[here] = folder
-    check_output(out, "--out", [("a run folder compared", d) for d in seen.values()])
+    compared = [("a run folder compared", d) for d in seen.values()]
+    check_output(out, "--out", compared, folder=True)
     results = collect(run_dirs, split, device, decoding)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from seq2seq import run
 from seq2seq.config import Config, check_run_name, load_config
+from seq2seq.data.joined import base_split
 from seq2seq.errors import UserError
 from seq2seq.files import busy, exclusive
 from seq2seq.lab.compare import compare, markdown
@@ -48,6 +49,7 @@ from seq2seq.training.checkpoint import config_differences, load_checkpoint, loo
 from seq2seq.typed_yaml import build, read_yaml, to_dict
 
 MAX_JOBS = 1024  # trainings at a time: far beyond any machine's cores
+MAX_SEEDS = 1000  # runs per config
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,16 @@ class Experiment:
             raise UserError("config key 'configs': name at least one config")
         if not self.splits:
             raise UserError("config key 'splits': name at least one split")
+        for split in self.splits:
+            if base_split(split)[0] not in ("val", "test"):
+                raise UserError(
+                    f"config key 'splits': {split!r} is not a split; use val, "
+                    "test, val_joined or test_joined"
+                )
+        if not 1 <= len(self.seeds) <= MAX_SEEDS:
+            raise UserError(f"config key 'seeds': name 1 to {MAX_SEEDS} seeds")
+        if twice := sorted({s for s in self.seeds if self.seeds.count(s) > 1}):
+            raise UserError(f"config key 'seeds': seed {twice[0]} is named twice")
         if not 1 <= self.jobs <= MAX_JOBS:
             raise UserError(f"config key 'jobs': must be in [1, {MAX_JOBS}]")
 

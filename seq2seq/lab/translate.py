@@ -251,9 +251,10 @@ def check_paths(args: argparse.Namespace) -> None:
     inputs = [("the input file", args.input)] if args.input is not None else []
     if args.checkpoint not in CHECKPOINTS:  # a checkpoint named by its path
         inputs.append(("the checkpoint read", Path(args.checkpoint)))
-    for path, option in ((output, "--output"), (plot_dir, "--plot")):
-        if path is not None:
-            check_output(path, option, inputs)
+    if output is not None:
+        check_output(output, "--output", inputs)
+    if plot_dir is not None:  # a folder it writes line00001.png ... into
+        check_output(plot_dir, "--plot", inputs, folder=True)
     # (a missing or unwritable folder fails when main opens the temporary file)
     if output is not None and output.is_dir():
         raise UserError(
@@ -277,6 +278,11 @@ def main(args: argparse.Namespace, decoding: Decoding) -> None:
     options = (decoding, out, args.batch_size, args.checkpoint, args.device)
     if args.output is None:
         translate(*run, sys.stdout, *options)
+        return
+    if args.output.exists() and not args.output.is_file():  # /dev/null, a FIFO
+        with naming(args.output), open(args.output, "w", encoding="utf-8") as sink:
+            count = translate(*run, sink, *options)
+        print(f"wrote {count} lines to {args.output}", file=sys.stderr)
         return
     # Into a temporary file renamed at the end: an interrupted or failed
     # translation leaves an existing output file as it was.

@@ -23,7 +23,7 @@ from seq2seq.config import Config, save_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
 from seq2seq.errors import UserError
-from seq2seq.files import busy, exclusive
+from seq2seq.files import exclusive
 from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.training.checkpoint import check_matches, load_checkpoint
 from seq2seq.training.device import check_fits, pick_device
@@ -52,12 +52,7 @@ def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
             )
         if why := deletable(run_dir, Path(cfg.runs_dir)):
             raise UserError(f"--overwrite {run_dir}: refused, nothing deleted: {why}")
-        if who := busy(run_dir):
-            raise UserError(
-                f"--overwrite {run_dir}: refused, nothing deleted: {who} is using "
-                "it; wait for that process to end (or stop it), then run this again"
-            )
-        shutil.rmtree(run_dir)
+        shutil.rmtree(run_dir)  # train() holds it: no other process uses it
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
 
@@ -133,12 +128,12 @@ def train(
 ) -> Path:
     """Train a model from ``cfg``; returns the run directory. ``progress``:
     one of :data:`seq2seq.training.progress.STYLES`."""
-    with process_group(pick_device(device_name)) as ranks:
+    with (
+        process_group(pick_device(device_name)) as ranks,
+        exclusive(cfg.run_dir, "seq2seq train", take=ranks.main),
+    ):  # held before the folder is made (or an old one deleted: --overwrite)
         loop = build_loop(cfg, ranks, overwrite=overwrite, progress=progress)
-        # held from here: a second train of this name is refused by the
-        # folder's existence until now, a resume by its missing last.pt
-        with exclusive(loop.run_dir, "seq2seq train", take=ranks.main):
-            _train(loop, ranks)
+        _train(loop, ranks)
     return loop.run_dir
 
 
