@@ -189,8 +189,16 @@ def seq2seq(*args: str, **kw) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own group: a kill reaches its children
+        preexec_fn=default_sigint,
         **kw,
     )
+
+
+def default_sigint() -> None:
+    """Ctrl-C as a terminal delivers it: a test run in the background (CI)
+    has SIGINT ignored, the child would inherit that, and Python would leave
+    it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(check, seconds: float = 120) -> None:
