@@ -187,3 +187,30 @@ def tiny_runs(root: Path, test_pairs: int) -> dict[str, Path]:
         cfg = load_config(REPO / f"configs/synth_ende/{mode}.yaml", items)
         out[mode] = train(cfg, "cpu")
     return out
+
+
+def tiny_additive(root: Path, train_pairs: int = 300) -> Path:
+    """A tiny `additive` run on a small synth_ende corpus under ``root``
+    (seconds); its run folder."""
+    from seq2seq.config import load_config
+    from seq2seq.data.synth import write_corpus
+    from seq2seq.training.train import train
+
+    sizes = {"train": train_pairs, "val": 20, "test": 20}
+    write_corpus(root / "corpus", seed=5, sizes=sizes)
+    cfg = load_config(
+        REPO / "configs/synth_ende/additive.yaml",
+        tiny_overrides(root / "corpus", root / "runs", "tiny"),
+    )
+    return train(cfg, "cpu")
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with a hash of its bytes."""
+    import hashlib
+
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }

@@ -5,13 +5,12 @@ changed or removed."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, tiny_overrides, write_parallel
+from conftest import REPO, snapshot, tiny_additive, tiny_overrides, write_parallel
 
 import seq2seq.training.loop as loop_module
 from seq2seq.cli import main
@@ -22,15 +21,6 @@ from seq2seq.training.train import train
 
 SOURCES = ["ein kleiner hund", "zwei katzen", "der mann liest", "ich sehe dich"]
 TARGETS = ["a small dog", "two cats", "the man reads", "i see you"]
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    """Every file under ``folder`` with a hash of its bytes."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def config(folder: Path, src: Path, tgt: Path, extra: str = "") -> Path:
@@ -265,13 +255,7 @@ def test_user_errors(case, tmp_path: Path, capsys) -> None:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("bad_input")
-    write_corpus(root / "corpus", seed=5, sizes={"train": 400, "val": 20, "test": 20})
-    cfg = load_config(
-        REPO / "configs/synth_ende/additive.yaml",
-        tiny_overrides(root / "corpus", root / "runs", "tiny"),
-    )
-    return train(cfg, "cpu")
+    return tiny_additive(tmp_path_factory.mktemp("bad_input"), train_pairs=400)
 
 
 def test_existing_run_directory_is_refused(trained: Path, capsys) -> None:

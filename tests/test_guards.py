@@ -6,7 +6,6 @@ included (files.exclusive)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -18,33 +17,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, tiny_overrides
+from conftest import REPO, snapshot, tiny_additive, tiny_overrides
 
 from seq2seq import files
 from seq2seq.cli import main
-from seq2seq.config import load_config
 from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
-from seq2seq.training.train import train
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("guards")
-    write_corpus(root / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 20})
-    cfg = load_config(
-        REPO / "configs/synth_ende/additive.yaml",
-        tiny_overrides(root / "corpus", root / "runs", "tiny"),
-    )
-    return train(cfg, "cpu")
+    return tiny_additive(tmp_path_factory.mktemp("guards"), train_pairs=300)
 
 
 def outputs_over_inputs(run: Path, d: Path) -> list[tuple[list[str], str]]:
