@@ -1,5 +1,5 @@
 """The ``seq2seq`` command: prepare, train, evaluate, compare, translate,
-experiment, probe."""
+experiment, probe, explore."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ RANGES = {
     "jobs": Range(lo=1, hi=1024),
     "sentences": Range(lo=1, hi=10**8),
     "epochs": Range(lo=1, hi=10**6),
+    "port": Range(lo=0, hi=65535),
 }
 
 
@@ -83,6 +84,7 @@ def parser() -> argparse.ArgumentParser:
         add_translate,
         add_experiment,
         add_probe,
+        add_explore,
     ):
         add(sub)
     return p
@@ -225,6 +227,17 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
     pr.set_defaults(func=probe_command)
 
 
+def add_explore(sub: argparse._SubParsersAction) -> None:
+    ex = sub.add_parser(
+        "explore", help="a local page: type a sentence, watch each run attend"
+    )
+    ex.add_argument("run_dirs", type=Path, nargs="+", help="run directories")
+    ex.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    numeric(ex, "--port", int, "port to listen on (0: any free one)", default=8765)
+    ex.add_argument("--device", default="cpu", choices=DEVICES, help=DEVICE_HELP)
+    ex.set_defaults(func=explore_command)
+
+
 # The commands. Each imports what it needs when it runs: `seq2seq --help`
 # stays fast.
 
@@ -326,6 +339,20 @@ def check_probe_plot(args: argparse.Namespace) -> None:
                     ("a corpus file read", Path(f)) for f in (split.src, split.tgt)
                 ]
     check_output(args.plot, "--plot", inputs)
+
+
+def explore_command(args: argparse.Namespace) -> None:
+    from seq2seq.lab.explore import Explorer, server
+
+    explorer = Explorer(args.run_dirs, args.device)
+    httpd = server(explorer, args.host, args.port)
+    host, port = httpd.server_address[:2]
+    names = ", ".join(r.name for r in explorer.runs)
+    print(f"serving {names} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        httpd.serve_forever()
+    finally:
+        httpd.server_close()
 
 
 def probe_command(args: argparse.Namespace) -> None:

@@ -160,6 +160,10 @@ def entry(
         "tokens": [] if h is None else tok.tgt_pieces(h.tokens),
         "score": None if h is None else h.score,
         "alignment": pharaoh(h, t.pieces, tok) if alignments and h else None,
+        # (tokens + EOS) x (source subwords + EOS): the search's own weights
+        "weights": h.weights.tolist()
+        if alignments and h and h.weights is not None
+        else None,
     }
 
 
