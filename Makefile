@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test check format clean tensorboard lesson notebooks
+.PHONY: install demo test check format clean tensorboard lesson notebooks explore
 
 LOGDIR ?= runs
 TB_FLAGS ?=
@@ -42,6 +42,12 @@ $(LESSON_STAMP): $(STAMP)
 ## Train no-attention vs attention on the shipped corpus; print BLEU by length.
 demo: $(STAMP)
 	$(PY) scripts/demo.py
+
+## A local page on the demo's runs: type a sentence, watch each attend (make explore EXPLORE_FLAGS="--port 8766").
+EXPLORE_FLAGS ?=
+explore: $(STAMP)
+	$(PY) scripts/demo.py
+	$(VENV)/bin/seq2seq explore runs/demo/none-s1 runs/demo/additive-s1 $(EXPLORE_FLAGS)
 
 ## TensorBoard on the runs (make tensorboard LOGDIR=runs/demo TB_FLAGS="--port 6007").
 tensorboard: $(STAMP)
