@@ -205,9 +205,14 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
     if not take or path in _HELD:
         yield
         return
-    with naming(path):
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as err:
+        raise UserError(
+            f"{path}: cannot make the lock that keeps {folder} to one process "
+            f"({err.strerror}); set {CACHE_ENV} to a writable folder"
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

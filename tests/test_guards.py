@@ -351,3 +351,12 @@ def test_an_experiment_file_is_checked_before_anything_runs(
     with pytest.raises(UserError, match=needle):
         load_experiment(path)
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_an_unwritable_cache_is_one_line(tmp_path: Path, monkeypatch) -> None:
+    cache = tmp_path / "cache"
+    cache.write_text("a file where the cache folder should be")
+    monkeypatch.setenv(files.CACHE_ENV, str(cache))
+    with pytest.raises(UserError, match="set SEQ2SEQ_CACHE_DIR to a writable"):
+        with files.exclusive(tmp_path, "me"):
+            pass
