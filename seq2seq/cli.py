@@ -40,6 +40,7 @@ RANGES = {
     "sentences": Range(lo=1, hi=10**8),
     "epochs": Range(lo=1, hi=10**6),
     "port": Range(lo=0, hi=65535),
+    "sample": Range(lo=1, hi=10**6),
 }
 
 
@@ -234,6 +235,13 @@ def add_explore(sub: argparse._SubParsersAction) -> None:
     ex.add_argument("run_dirs", type=Path, nargs="+", help="run directories")
     ex.add_argument("--host", default="127.0.0.1", help="address to listen on")
     numeric(ex, "--port", int, "port to listen on (0: any free one)", default=8765)
+    numeric(
+        ex,
+        "--sample",
+        int,
+        "test lines the curve decodes a run, when its eval_test.json is not current",
+        default=1000,
+    )
     ex.add_argument("--device", default="cpu", choices=DEVICES, help=DEVICE_HELP)
     ex.set_defaults(func=explore_command)
 
@@ -342,13 +350,16 @@ def check_probe_plot(args: argparse.Namespace) -> None:
 
 
 def explore_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.explore import Explorer, server
+    from seq2seq.lab.explore import Explorer
+    from seq2seq.lab.explore_http import server
 
     explorer = Explorer(args.run_dirs, args.device)
-    httpd = server(explorer, args.host, args.port)
+    httpd = server(explorer, args.host, args.port, args.sample)
     host, port = httpd.server_address[:2]
     names = ", ".join(r.name for r in explorer.runs)
     print(f"serving {names} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    if explorer.test_note:
+        print(f"note: {explorer.test_note}", flush=True)
     try:
         httpd.serve_forever()
     finally:

@@ -48,11 +48,17 @@ def _join_alignments(split: Split, group: list[int]) -> Alignment:
 def join(split: Split, max_k: int = MAX_K) -> Split:
     """Join consecutive pairs of ``split`` (see the module docstring); the
     result's ``groups`` say which pairs each joined pair holds."""
-    index = groups(len(split), max_k)
+    return join_groups(split, groups(len(split), max_k))
+
+
+def join_groups(split: Split, index: list[list[int]]) -> Split:
+    """One pair per group of ``index`` (consecutive pair indices of
+    ``split``): their sources joined, their targets joined, their word
+    alignments shifted along. The explorer's "grow it" joins a chosen group."""
     align = (
         [_join_alignments(split, g) for g in index] if split.align is not None else None
     )
-    joined = replace(
+    return replace(
         split,
         name=split.name + SUFFIX,
         src=[" ".join(split.src[i].strip() for i in g) for g in index],
@@ -60,7 +66,6 @@ def join(split: Split, max_k: int = MAX_K) -> Split:
         align=align,
         joined_from=index,
     )
-    return joined
 
 
 def base_split(name: str) -> tuple[str, bool]:

@@ -1,9 +1,16 @@
 # ruff: noqa: E501  (the page's HTML and JavaScript keep their own line lengths)
-"""The explorer's one page (seq2seq/lab/explore.py serves it): plain HTML and
+"""The explorer's one page (explore_http.py serves it): plain HTML and
 JavaScript, no library and nothing fetched from elsewhere, so it works with
-no network. A heatmap is an SVG grid: one row per output subword (and the
-end of sentence), one column per source subword; pointing at an output token
-outlines its row and lists its weights over the source."""
+no network. Three panels share one search setting and one results area:
+
+- translate a typed sentence or a test line (then scored, and the reference's
+  forced heatmap drawn with the gold links and the sentence's AER);
+- grow it: test pairs joined to a chosen length, "longer" adds five words;
+- the curve: BLEU by source length per run, with a progress bar.
+
+A heatmap is an SVG grid: one row per output subword (and the end of
+sentence), one column per source subword. Pointing at an output token, or at
+a row's label, outlines that row and lists its weights over the source."""
 
 PAGE = """<!doctype html>
 <html lang="en">
@@ -11,87 +18,197 @@ PAGE = """<!doctype html>
 <meta charset="utf-8">
 <title>seq2seq explore</title>
 <style>
-body { font-family: sans-serif; margin: 1.5em; max-width: 70em; }
+body { font-family: sans-serif; margin: 1.5em; }
+#runs { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 textarea { width: 100%; font-size: 1.1em; }
-.run { border: 1px solid #ccc; border-radius: 6px; padding: 0.8em; margin: 1em 0; }
-.tok { padding: 0 2px; cursor: pointer; border-radius: 3px; }
+fieldset { border: 1px solid #ccc; border-radius: 6px; margin: 0.5em 0; }
+.panels { display: flex; flex-wrap: wrap; gap: 1em; }
+.panels fieldset { flex: 1 1 30em; }
+.run { border: 1px solid #ccc; border-radius: 6px; padding: 0.8em; flex: 3 1 36em; overflow-x: auto; }
+.run.plain { flex: 1 1 20em; }
+.tok, .rowlabel { cursor: pointer; }
+.tok { padding: 0 2px; border-radius: 3px; }
 .tok:hover, .tok.on { background: #ffd54f; }
 #error { color: #b00020; }
 .note { color: #555; font-style: italic; }
 .weights { font-family: monospace; white-space: pre-wrap; color: #333; }
+.score { font-weight: bold; }
+table.curve td, table.curve th { padding: 0 0.8em; text-align: right; }
 </style>
 </head>
 <body>
 <h1>What does attention read?</h1>
-<p>Type an English sentence: every run translates it; point at an output
-word to see where the decoder looked for it.</p>
-<textarea id="text" rows="2">The man reads a book because the dog sleeps.</textarea>
-<p>
-<label>search <select id="beam">
+<p>Every run loaded translates the same sentence side by side. Point at an
+output word to see where that decoder looked for it. A run without attention
+reads the whole source through one vector: grow the sentence and watch it fail.</p>
+<p><label>search <select id="beam">
 <option value="1">greedy</option><option value="3">beam 3</option>
 <option value="5">beam 5</option><option value="10">beam 10</option>
-</select></label>
-<button id="go">Translate</button>
-</p>
+</select></label></p>
+<fieldset><legend>Translate</legend>
+<textarea id="text" rows="2">The man reads a book because the dog sleeps.</textarea>
+<p><button id="go">Translate</button>
+<span class="needs-test">or test line <input id="line" type="number" min="1" value="1" style="width:6em">
+<button id="pick">Translate this line</button> <button id="random">A random line</button></span></p>
+</fieldset>
+<div class="panels">
+<fieldset class="needs-test"><legend>Grow it</legend>
+<p>A source of about <input id="words" type="number" min="1" value="10" style="width:5em"> words,
+made of consecutive test lines:
+<button id="grow">Translate</button> <button id="longer">Longer (+5)</button>
+<button id="another">Another of this length</button></p>
+</fieldset>
+<fieldset class="needs-test"><legend>The curve</legend>
+<p>BLEU by source length over the test split, for every run.
+<button id="curve">Draw the curve</button> <progress id="progress" hidden></progress>
+<span id="curve-state"></span></p>
+<div id="chart"></div>
+</fieldset>
+</div>
+<p id="test-note" class="note"></p>
 <p id="error"></p>
+<div id="source"></div>
 <div id="runs"></div>
 <script>
 const $ = (id) => document.getElementById(id);
-const esc = (s) => s.replace(/[&<>]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;"}[c]));
-function heatmap(run) {
-  const src = [...run.source_tokens, "</s>"];
-  const tgt = [...run.tokens, "</s>"].slice(0, run.weights.length);  // EOS row if written
-  const cell = 22, left = 110, top = 90;
-  const w = left + cell * src.length, h = top + cell * tgt.length;
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
+const CELL = 18, LEFT = 110, TOP = 90;
+let info = {}, variant = 0;
+function heatmap(src, tgt, weights, gold) {
+  src = [...src, "</s>"];
+  tgt = [...tgt, "</s>"].slice(0, weights.length);  // the EOS row when it was written
+  const w = LEFT + CELL * src.length, h = TOP + CELL * tgt.length;
   let svg = `<svg class="heatmap" width="${w}" height="${h}">`;
   src.forEach((s, j) => {
-    const x = left + j * cell + cell / 2;
-    svg += `<text x="${x}" y="${top - 6}" font-size="11" transform="rotate(-60 ${x} ${top - 6})">${esc(s)}</text>`;
+    const x = LEFT + j * CELL + CELL / 2;
+    svg += `<text x="${x}" y="${TOP - 6}" font-size="11" transform="rotate(-60 ${x} ${TOP - 6})">${esc(s)}</text>`;
   });
   tgt.forEach((t, i) => {
-    svg += `<text x="${left - 6}" y="${top + i * cell + 15}" font-size="11" text-anchor="end">${esc(t)}</text>`;
-    run.weights[i].forEach((v, j) => {
+    svg += `<text class="rowlabel" data-i="${i}" x="${LEFT - 6}" y="${TOP + i * CELL + 13}" font-size="11" text-anchor="end">${esc(t)}</text>`;
+    weights[i].forEach((v, j) => {
       const shade = Math.round(255 * (1 - v));
-      svg += `<rect class="cell" data-row="${i}" x="${left + j * cell}" y="${top + i * cell}" width="${cell - 1}" height="${cell - 1}" fill="rgb(${shade},${shade},255)"><title>${v.toFixed(3)}</title></rect>`;
+      svg += `<rect class="cell" x="${LEFT + j * CELL}" y="${TOP + i * CELL}" width="${CELL - 1}" height="${CELL - 1}" fill="rgb(${shade},${shade},255)"><title>${v.toFixed(3)}</title></rect>`;
     });
   });
-  return svg + `<rect id="row-mark" x="${left}" y="0" width="${cell * src.length}" height="${cell}" fill="none" stroke="#e65100" stroke-width="2" visibility="hidden"/></svg>`;
+  (gold || []).forEach(([i, j]) => {
+    svg += `<rect class="gold" x="${LEFT + j * CELL + 2}" y="${TOP + i * CELL + 2}" width="${CELL - 5}" height="${CELL - 5}" fill="none" stroke="#2e7d32" stroke-width="2"/>`;
+  });
+  return svg + `<rect class="row-mark" x="${LEFT}" y="0" width="${CELL * src.length}" height="${CELL}" fill="none" stroke="#e65100" stroke-width="2" visibility="hidden"/></svg>`;
 }
-function point(card, run, i) {
-  const src = [...run.source_tokens, "</s>"];
-  const mark = card.querySelector("#row-mark");
-  mark.setAttribute("y", 90 + i * 22);
+function point(map, src, tgt, weights, i) {
+  src = [...src, "</s>"];
+  const mark = map.querySelector(".row-mark");
+  mark.setAttribute("y", TOP + i * CELL);
   mark.setAttribute("visibility", "visible");
-  card.querySelectorAll(".tok").forEach((el) => el.classList.toggle("on", Number(el.dataset.i) === i));
-  const pairs = run.weights[i].map((v, j) => [v, src[j]]).sort((a, b) => b[0] - a[0]);
-  card.querySelector(".weights").textContent =
-    `${run.tokens[i] || "</s>"} read: ` + pairs.slice(0, 5).map(([v, s]) => `${s} ${v.toFixed(2)}`).join(", ");
+  map.querySelectorAll(".tok").forEach((el) => el.classList.toggle("on", Number(el.dataset.i) === i));
+  const pairs = weights[i].map((v, j) => [v, src[j]]).sort((a, b) => b[0] - a[0]);
+  const line = map.querySelector(".weights");
+  line.dataset.row = i;
+  line.textContent = `${tgt[i] || "</s>"} read: ` + pairs.slice(0, 5).map(([v, s]) => `${s} ${v.toFixed(2)}`).join(", ");
+}
+function drawn(src, tgt, weights, gold, heading) {
+  const map = document.createElement("div");
+  map.className = "map";
+  const toks = tgt.map((t, i) => `<span class="tok" data-i="${i}">${esc(t)}</span>`).join(" ");
+  map.innerHTML = `${heading}<p class="tokens">${toks}</p>${heatmap(src, tgt, weights, gold)}<p class="weights"></p>`;
+  map.querySelectorAll(".tok, .rowlabel").forEach((el) =>
+    el.addEventListener("mouseenter", () => point(map, src, tgt, weights, Number(el.dataset.i))));
+  return map;
+}
+function card(run) {
+  const div = document.createElement("div");
+  div.className = "run";
+  div.dataset.run = run.run;
+  let head = `<h2>${esc(run.run)} <small>(${esc(run.mode)})</small></h2><p class="hypothesis">${esc(run.hypothesis)}</p>`;
+  if (run.bleu !== undefined) head += `<p class="score">sentence BLEU ${run.bleu.toFixed(1)}, chrF ${run.chrf.toFixed(1)}</p>`;
+  if (run.unknown) head += `<p class="note">${run.unknown} source subwords are unknown to this model (another script?)</p>`;
+  div.innerHTML = head;
+  if (!run.weights) {
+    div.classList.add("plain");
+    div.insertAdjacentHTML("beforeend", `<p class="tokens">${run.tokens.map(esc).join(" ")}</p><p class="note">${esc(run.note)}</p>`);
+    return div;
+  }
+  div.appendChild(drawn(run.source_tokens, run.tokens, run.weights, null, "<h3>its translation</h3>"));
+  const f = run.forced;
+  if (f) {
+    let words = "<h3>the reference (forced decoding)</h3><p class=\\"note\\">";
+    words += f.gold ? `green outlines: the gold word links; this sentence's AER of the attention's strongest link per row: <span class="aer">${f.aer.toFixed(3)}</span>` : "the corpus has no gold word links to draw";
+    const map = drawn(f.source_tokens, f.tokens, f.weights, f.gold, words + "</p>");
+    map.classList.add("forced");
+    div.appendChild(map);
+  }
+  return div;
 }
 function show(answer) {
   $("runs").innerHTML = "";
-  answer.runs.forEach((run) => {
-    const card = document.createElement("div");
-    card.className = "run";
-    card.dataset.run = run.run;
-    const toks = run.tokens.map((t, i) => `<span class="tok" data-i="${i}">${esc(t)}</span>`).join(" ");
-    let body = `<h2>${esc(run.run)} <small>(${esc(run.mode)})</small></h2>`;
-    body += `<p class="hypothesis">${esc(run.hypothesis)}</p><p>${toks}</p>`;
-    if (run.unknown) body += `<p class="note">${run.unknown} source subwords are unknown to this model (another script?)</p>`;
-    body += run.weights ? heatmap(run) + `<p class="weights"></p>` : `<p class="note">${esc(run.note)}</p>`;
-    card.innerHTML = body;
-    if (run.weights) card.querySelectorAll(".tok").forEach((el) =>
-      el.addEventListener("mouseenter", () => point(card, run, Number(el.dataset.i))));
-    $("runs").appendChild(card);
-  });
+  let src = `<p><b>source</b> (${answer.source.split(/\\s+/).length} words${answer.lines ? ", test lines " + answer.lines.join(", ") : ""}): ${esc(answer.source)}</p>`;
+  if (answer.reference !== undefined) src += `<p><b>reference</b>: ${esc(answer.reference)}</p>`;
+  $("source").innerHTML = src;
+  answer.runs.forEach((run) => $("runs").appendChild(card(run)));
 }
-$("go").addEventListener("click", async () => {
+async function ask(path, body) {
   $("error").textContent = "";
-  $("runs").innerHTML = "<p>translating...</p>";
-  const body = JSON.stringify({text: $("text").value, beam: Number($("beam").value)});
-  const reply = await fetch("/api/translate", {method: "POST", body});
+  const reply = await fetch(path, {method: "POST", body: JSON.stringify(body)});
   const answer = await reply.json();
-  if (!reply.ok) { $("runs").innerHTML = ""; $("error").textContent = answer.error; return; }
-  show(answer);
+  if (!reply.ok) { $("error").textContent = answer.error; return null; }
+  return answer;
+}
+async function translate(path, body) {
+  $("runs").innerHTML = "<p>translating...</p>";
+  const answer = await ask(path, {...body, beam: Number($("beam").value)});
+  if (answer) show(answer); else $("runs").innerHTML = "";
+  return answer;
+}
+$("go").addEventListener("click", () => translate("/api/translate", {text: $("text").value}));
+$("pick").addEventListener("click", () => translate("/api/example", {line: Number($("line").value)}));
+$("random").addEventListener("click", () => {
+  $("line").value = 1 + Math.floor(Math.random() * info.test.lines);
+  translate("/api/example", {line: Number($("line").value)});
+});
+const grow = () => translate("/api/grow", {words: Number($("words").value), variant});
+$("grow").addEventListener("click", () => { variant = 0; grow(); });
+$("longer").addEventListener("click", () => {
+  $("words").value = Math.min(info.max_words, Number($("words").value) + 5); variant = 0; grow();
+});
+$("another").addEventListener("click", () => { variant += 1; grow(); });
+function chart(runs) {
+  const w = 600, h = 280, x0 = 50, y1 = 240, colors = ["#c62828", "#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00"];
+  const buckets = runs[0].buckets, step = (w - x0 - 20) / Math.max(buckets.length - 1, 1);
+  const y = (v) => y1 - (v / 100) * (y1 - 20);
+  let svg = `<svg class="curve" width="${w}" height="${h}"><line x1="${x0}" y1="${y1}" x2="${w - 10}" y2="${y1}" stroke="#999"/>`;
+  [0, 25, 50, 75, 100].forEach((v) => { svg += `<text x="${x0 - 8}" y="${y(v) + 4}" font-size="11" text-anchor="end">${v}</text>`; });
+  buckets.forEach((b, k) => { svg += `<text x="${x0 + k * step}" y="${y1 + 18}" font-size="11" text-anchor="middle">${b.lo}-${b.hi}</text>`; });
+  svg += `<text x="${w / 2}" y="${h - 4}" font-size="12" text-anchor="middle">source words</text>`;
+  runs.forEach((r, n) => {
+    const pts = r.buckets.map((b, k) => b.bleu === null ? null : `${x0 + k * step},${y(b.bleu)}`).filter((p) => p);
+    svg += `<polyline fill="none" stroke="${colors[n % 5]}" stroke-width="2" points="${pts.join(" ")}"/>`;
+    svg += `<text x="${x0 + 10}" y="${30 + n * 16}" font-size="12" fill="${colors[n % 5]}">${esc(r.run)} (${esc(r.mode)})</text>`;
+  });
+  let table = `<table class="curve"><tr><th>run</th><th>BLEU</th>${buckets.map((b) => `<th>${b.lo}-${b.hi}</th>`).join("")}<th>from</th></tr>`;
+  runs.forEach((r) => {
+    table += `<tr data-run="${esc(r.run)}"><td>${esc(r.run)}</td><td>${r.bleu.toFixed(1)}</td>`;
+    table += r.buckets.map((b) => `<td>${b.bleu === null ? "-" : b.bleu.toFixed(1)}</td>`).join("");
+    table += `<td>${esc(r.source)}, ${r.n} lines</td></tr>`;
+  });
+  $("chart").innerHTML = svg + "</svg>" + table + "<tr><td colspan=9 class=note>sentences a bucket: " + buckets.map((b) => b.n).join(" / ") + "</td></tr></table>";
+}
+async function curve() {
+  const state = await ask("/api/curve", {});
+  if (!state) { $("progress").hidden = true; return; }
+  $("progress").hidden = state.state !== "running";
+  $("progress").max = Math.max(state.total, 1); $("progress").value = state.done;
+  $("curve-state").textContent = state.state === "running" ? `decoding ${state.done} / ${state.total} sentences` : state.state === "failed" ? state.error : "done";
+  if (state.runs.length) chart(state.runs);
+  if (state.state === "running") setTimeout(curve, 500);
+}
+$("curve").addEventListener("click", curve);
+fetch("/api/runs").then((r) => r.json()).then((got) => {
+  info = got;
+  $("words").max = info.max_words;
+  if (!info.test) {
+    document.querySelectorAll(".needs-test").forEach((el) => { el.hidden = true; });
+    $("test-note").textContent = info.test_note;
+  } else $("line").max = info.test.lines;
 });
 </script>
 </body>

@@ -4,6 +4,8 @@ search's state fits on the device."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from seq2seq.data.batching import bucket_batches, collate
@@ -43,11 +45,14 @@ def decode_corpus(
     device: torch.device,
     decoding: Decoding = GREEDY,
     keep_weights: bool = False,
+    after_batch: Callable[[int], None] | None = None,
 ) -> list[Hypothesis]:
     """Decode many sentences in length-sorted batches, greedily (beam 1) or
     with beam search (the best hypothesis); input order kept. Only the tokens
     and score of each are kept unless ``keep_weights`` (a few sentences drawn
-    as heatmaps): memory grows with the batch, not with the corpus."""
+    as heatmaps): memory grows with the batch, not with the corpus.
+    ``after_batch(n)`` is told the n sentences of each batch as it is done
+    (the explorer's progress bar; it also lets requests in between batches)."""
     model.eval()
     check_search_fits(model, min(batch_sentences, len(src_ids)), decoding.beam, device)
     lengths = [(len(s) + 1, 0) for s in src_ids]
@@ -64,4 +69,6 @@ def decode_corpus(
             hyps = [n[0] for n in beam_search(model, src, src_len, k, alpha, ratio)]
         for i, hyp in zip(index, hyps, strict=True):
             out[i] = hyp if keep_weights else Hypothesis(hyp.tokens, None, hyp.score)
+        if after_batch is not None:
+            after_batch(len(index))
     return out  # type: ignore[return-value]

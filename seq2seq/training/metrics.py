@@ -56,6 +56,10 @@ def sentence_bleu(hyp: str, ref: str) -> float:
     return sacrebleu.sentence_bleu(hyp, [ref]).score
 
 
+def sentence_chrf(hyp: str, ref: str) -> float:
+    return sacrebleu.sentence_chrf(hyp, [ref]).score
+
+
 def length_buckets(
     lengths: Sequence[int], edges: Sequence[int]
 ) -> list[tuple[int, int, list[int]]]:
