@@ -306,3 +306,16 @@ def load_split_files(run_dir: Path):
     test = load_config(run_dir / "config.yaml").data.test
     assert test is not None
     return test
+
+
+def test_a_fault_is_a_message_and_the_server_goes_on(site, monkeypatch) -> None:
+    url, explorer = site
+
+    def broken(*args: object) -> dict:
+        raise RuntimeError("a fault inside decoding")
+
+    monkeypatch.setattr(explorer, "translate", broken)
+    status, answer = ask(url, "the dog sleeps .")
+    assert status == 500 and "a fault inside decoding" in answer["error"]
+    monkeypatch.undo()
+    assert ask(url, "the dog sleeps .")[0] == 200

@@ -91,6 +91,10 @@ class Curve:
         except UserError as err:
             with self.lock:
                 self.error = str(err)
+        except Exception as err:  # the page must hear of it, not wait forever
+            with self.lock:
+                self.error = f"the curve failed: {type(err).__name__}: {err}"
+            raise
 
     def _decoded(self, r: Loaded, split: Split, index: list[int]) -> dict[str, Any]:
         """``r``'s greedy translations of the sampled lines, scored."""

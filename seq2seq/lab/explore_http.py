@@ -17,6 +17,7 @@ full queue is answered 503.
 from __future__ import annotations
 
 import json
+import traceback
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -67,6 +68,10 @@ class Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(err)})
         except UserError as err:
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(err)})
+        except Exception as err:  # a bug: the page says so, the server goes on
+            traceback.print_exc()
+            message = f"internal error ({type(err).__name__}: {err}); see the terminal"
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": message})
         else:
             self._json(HTTPStatus.OK, answer)
 
