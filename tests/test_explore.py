@@ -147,6 +147,8 @@ def test_it_writes_nothing_and_fetches_nothing(site, runs) -> None:
     url, _ = site
     before = {mode: snapshot(path) for mode, path in runs.items()}
     assert ask(url, "the cat reads a book .", 3)[0] == 200
+    assert call(url, "/api/example", line=2, beam=3)[0] == 200
+    assert call(url, "/api/grow", words=40)[0] == 200
     assert {mode: snapshot(path) for mode, path in runs.items()} == before
     assert "http://" not in PAGE and "https://" not in PAGE  # works offline
     assert url.startswith("http://127.0.0.1:")
