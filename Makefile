@@ -30,7 +30,15 @@ $(STAMP): pyproject.toml constraints.txt
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -c "$(WARM)"
 	touch $(STAMP)
 
-install: $(STAMP)
+# The recurrences' compiled step loops (seq2seq/model/compiled.py): about 25 s
+# with g++, again when their source or torch changes; without a compiler one
+# line says the Python loops will run.
+BUILT := seq2seq/model/csrc/build/.built
+$(BUILT): $(STAMP) seq2seq/model/csrc/loops.cpp
+	$(PY) -m seq2seq.model.compiled
+	mkdir -p $(dir $(BUILT)) && touch $(BUILT)
+
+install: $(STAMP) $(BUILT)
 
 LESSON_STAMP := $(VENV)/.lesson-installed
 LAB_FLAGS ?=
@@ -40,17 +48,17 @@ $(LESSON_STAMP): $(STAMP)
 	touch $(LESSON_STAMP)
 
 ## Train no-attention vs attention on the shipped corpus; print BLEU by length.
-demo: $(STAMP)
+demo: install
 	$(PY) scripts/demo.py
 
 ## A local page on the demo's runs: type a sentence, watch each attend (make explore EXPLORE_FLAGS="--port 8766").
 EXPLORE_FLAGS ?=
-explore: $(STAMP)
+explore: install
 	$(PY) scripts/demo.py
 	$(VENV)/bin/seq2seq explore runs/demo/none-s1 runs/demo/additive-s1 $(EXPLORE_FLAGS)
 
 ## TensorBoard on the runs (make tensorboard LOGDIR=runs/demo TB_FLAGS="--port 6007").
-tensorboard: $(STAMP)
+tensorboard: install
 	$(VENV)/bin/tensorboard --logdir $(LOGDIR) $(TB_FLAGS)
 
 ## The lesson's notebooks in JupyterLab (make lesson LAB_FLAGS="--port 8889 --no-browser").
@@ -58,11 +66,11 @@ lesson: $(LESSON_STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=docs/notebooks $(LAB_FLAGS)
 
 ## Execute the notebooks' sources and write their copies with outputs (a minute; 3-10 more to train notebook 3's runs the first time).
-notebooks: $(STAMP)
+notebooks: install
 	$(PY) scripts/lessons/build_notebooks.py
 
 ## The test suite (what CI runs).
-test: $(STAMP)
+test: install
 	$(PY) -m pytest -q
 
 ## Lint, format check (ruff, 88 columns) and the import contracts (import-linter).
@@ -76,4 +84,4 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix seq2seq tests scripts docs/notebooks
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache seq2seq/model/csrc/build

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
-from seq2seq import modes, run
+from seq2seq import fastpath, modes, run
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.typed_yaml import Range, apply_override, build, read_yaml, to_dict
@@ -243,9 +243,12 @@ class TrainConfig:
         False,
         "output layer + cross-entropy in cache-sized chunks (model/loss.py)",
     )
-    fused_recurrence: bool = key(
-        False,
-        "each GRU/LSTM layer over all steps as one node (model/recurrence.py)",
+    recurrence: Literal["auto", "compiled", "sequence", "steps"] = key(
+        "steps",
+        "how the recurrences train: steps (the cells step by step, the "
+        "reference), sequence (each layer over all steps as one node, "
+        "model/recurrence.py), compiled (the same with C++ loops), auto (the "
+        "fastest this machine and model support; model/paths.py)",
     )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(
@@ -305,16 +308,8 @@ class Config:
 
     def __post_init__(self) -> None:
         check_run_name(self.name, "name")
-        dec = self.model.decoder
-        feeding = self.model.attention == "additive" and dec.layers == 1
-        _check(
-            not self.train.fused_recurrence
-            or not dec.input_feeding
-            or (dec.rnn == "gru" and feeding),
-            "train.fused_recurrence",
-            "with model.decoder.input_feeding it needs a one-layer GRU decoder "
-            "with additive attention (model/feeding.py); set it false",
-        )
+        why = fastpath.unsupported(self.model, self.train.recurrence)
+        _check(why is None, "train.recurrence", f"{why}; use auto or steps")
 
     @property
     def run_dir(self) -> Path:
@@ -342,6 +337,34 @@ def _check(ok: bool, key: str, why: str) -> None:
 # --------------------------------------------------------------------- loading
 
 
+# Keys that were renamed, with how their old values read now: a run's saved
+# config.yaml keeps loading, and keeps the path it trained with.
+RENAMED = {
+    ("train", "fused_recurrence"): ("recurrence", {False: "steps", True: "sequence"}),
+}
+
+
+def upgrade(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` with renamed keys under their new names (see RENAMED)."""
+    for (section, old), (new, values) in RENAMED.items():
+        part = raw.get(section)
+        if not isinstance(part, dict) or old not in part:
+            continue
+        if new in part:
+            raise UserError(
+                f"config keys '{section}.{old}' and '{section}.{new}': the first "
+                "is the second's old name; keep only the second"
+            )
+        value = part.pop(old)
+        if value not in values:
+            raise UserError(
+                f"config key '{section}.{old}' (now '{section}.{new}'): expected "
+                f"true or false, got {value!r}"
+            )
+        part[new] = values[value]
+    return raw
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
     """Read a YAML file (and its ``base:`` files), apply ``a.b=value``
     overrides, and validate."""
@@ -350,7 +373,7 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
     for item in overrides or []:
         apply_override(raw, item)
     try:
-        return build(Config, raw, "")
+        return build(Config, upgrade(raw), "")
     except UserError as err:
         raise UserError(f"{path}: {err}") from None
 
@@ -381,7 +404,7 @@ def load_resume_config(run_dir: Path, overrides: list[str]) -> Config:
 
 
 def config_from_dict(raw: dict[str, Any]) -> Config:
-    return build(Config, raw, "")
+    return build(Config, upgrade(raw), "")
 
 
 def save_config(cfg: Config, path: Path) -> None:

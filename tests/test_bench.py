@@ -90,7 +90,11 @@ def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
         for on in (False, True)
     ]
     assert mflop[0] == mflop[1]
-    for key in ("train.lr", "train.nonsense"):  # not a true/false setting
+    # two values of any setting: the step loop against the compiled loops
+    two = script("train.py", *args, "--pair", "train.recurrence=steps,auto", *sets)
+    assert (two["pair"], two["off"], two["on"]) == ("train.recurrence", "steps", "auto")
+    assert two["speedup"] > 0
+    for key in ("train.lr", "train.nonsense", "train.recurrence=steps"):
         proc = subprocess.run(
             [sys.executable, str(REPO / "scripts/bench/train.py"), *args,
              "--pair", key, *sets],

@@ -5,7 +5,7 @@
 #   bash scripts/bench/joeynmt.sh STEPS --decode-only  # decode again only
 #   REPEATS=3 bash scripts/bench/joeynmt.sh ...        # each decode 3 times
 #   SEED=1 bash scripts/bench/joeynmt.sh ...           # both toolkits' seed (42)
-#   OURS_SET="train.fused_recurrence=true" bash ...    # extra --set for ours only
+#   OURS_SET="train.recurrence=compiled" bash ...      # extra --set for ours only
 #
 # Installs JoeyNMT into its own venv ($JOEY_VENV, default $BENCH_DIR/venv),
 # prepares Multi30k de-en ($SEQ2SEQ_DATA_MIRROR, default data/multi30k as
@@ -41,7 +41,7 @@ read -r -a OURS_SET_ARGS <<< "${OURS_SET:-}"
 OURS_OVERRIDES=()
 for kv in "${OURS_SET_ARGS[@]}"; do
   if [[ $kv != *=* ]]; then
-    echo "error: OURS_SET item '$kv': expected key=value (e.g. train.fused_recurrence=true)" >&2
+    echo "error: OURS_SET item '$kv': expected key=value (e.g. train.recurrence=compiled)" >&2
     exit 2
   fi
   OURS_OVERRIDES+=(--set "$kv")

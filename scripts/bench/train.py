@@ -15,8 +15,10 @@ Target tokens = target subwords + one end-of-sentence per sentence, the count
 JoeyNMT's "Tokens per Sec" uses. First: ``seq2seq prepare multi30k``.
 
     python scripts/bench/train.py --pair train.fused_loss [--steps 100]
+    python scripts/bench/train.py --pair train.recurrence=steps,compiled
 
-compares a boolean setting instead: two loops, the setting off and on, train
+compares two values of a setting instead (false and true where none are
+given; "off" is the first, "on" the second): two loops, one each, train
 the same batches, alternating step by step (and which of them goes first), so
 that the machine's drift, tens of percent within minutes here, hits both
 alike. It prints each one's target tokens/s, the speedup (off time / on time)
@@ -113,7 +115,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--out", type=Path, help="keep the trained model here (for bench/decode.py)"
     )
-    p.add_argument("--pair", metavar="KEY", help="time KEY=false against KEY=true")
+    p.add_argument(
+        "--pair",
+        metavar="KEY[=A,B]",
+        help="time KEY=A against KEY=B (default: false against true)",
+    )
     p.add_argument(
         "--peak", action="store_true", help="print the fp32 matmul peak (GFLOP/s)"
     )
@@ -182,23 +188,36 @@ def measure_pair(loops: dict[bool, Loop], warmup: int, steps: int) -> dict:
     }
 
 
+def pair_values(spec: str) -> tuple[str, str, str]:
+    """``KEY`` -> (KEY, "false", "true"); ``KEY=A,B`` -> (KEY, A, B)."""
+    key, _, values = spec.partition("=")
+    if not values:
+        return key, "false", "true"
+    parts = values.split(",")
+    if len(parts) != 2 or not all(parts):
+        sys.exit(f"error: --pair {spec}: expected KEY or KEY=A,B")
+    return key, parts[0], parts[1]
+
+
 def pair(args: argparse.Namespace, device: torch.device) -> dict:
-    """``--pair KEY``: KEY=false against KEY=true, steps interleaved."""
+    """``--pair KEY[=A,B]``: KEY=A against KEY=B, steps interleaved."""
+    key, off, on_value = pair_values(args.pair)
     try:
         cfgs = {
-            on: load_config(args.config, [*args.overrides, f"{args.pair}={on}"])
-            for on in (False, True)
+            on: load_config(args.config, [*args.overrides, f"{key}={value}"])
+            for on, value in ((False, off), (True, on_value))
         }
     except UserError as e:
         sys.exit(f"error: --pair {args.pair}: {e}")
     if cfgs[False] == cfgs[True]:
-        sys.exit(f"error: --pair {args.pair}: not a true/false setting")
+        sys.exit(f"error: --pair {args.pair}: the two values are the same setting")
     with tempfile.TemporaryDirectory() as scratch:
         loops = {
             on: make_loop(cfgs[on], Ranks(device=device), Path(scratch) / str(on))
             for on in cfgs
         }
-        report = {"config": args.config, "pair": args.pair, "steps": args.steps}
+        report = {"config": args.config, "pair": key, "off": off, "on": on_value}
+        report["steps"] = args.steps
         return report | measure_pair(loops, args.warmup, args.steps)
 
 

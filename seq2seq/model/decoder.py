@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from seq2seq.model.attention import Additive, Attention
 from seq2seq.model.feeding import additive_feeding
-from seq2seq.model.recurrence import gru_sequence, lstm_sequence
+from seq2seq.model.recurrence import Loops, gru_sequence, lstm_sequence
 from seq2seq.specials import PAD
 
 
@@ -64,8 +64,12 @@ class Decoder(nn.Module):
         layers: int,
         dropout: float,
         input_feeding: bool,
+        loops: Loops | None = None,
     ) -> None:
         super().__init__()
+        # Teacher forcing's path, chosen once (seq2seq/fastpath.py): the step
+        # loop (None), or every layer over all steps as one node run by loops.
+        self.loops = loops
         self.attention = attention
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
@@ -123,16 +127,14 @@ class Decoder(nn.Module):
     def logits(self, attentional: Tensor) -> Tensor:
         return self.output(self.dropout(attentional))  # (..., V)
 
-    def forward(
-        self, tgt_in: Tensor, memory: Memory, fused: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
+    def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
         and the weights (B, T, S). ``logits`` (or the loss, seq2seq.model.loss) takes
-        h~ on to the vocabulary. ``fused``: :meth:`forward_fused`, the same
-        mathematics in whole-sequence operations (this step loop is the
+        h~ on to the vocabulary. With ``loops``: :meth:`forward_fused`, the
+        same mathematics in whole-sequence operations (this step loop is the
         reference, and what search uses)."""
-        if fused:
-            return self.forward_fused(tgt_in, memory)
+        if self.loops is not None:
+            return self.forward_fused(tgt_in, memory, self.loops)
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs, weights = [], []
@@ -146,7 +148,7 @@ class Decoder(nn.Module):
         return torch.stack(outputs, dim=1), alignment  # (B, T, H), (B, T, S)
 
     def forward_fused(
-        self, tgt_in: Tensor, memory: Memory
+        self, tgt_in: Tensor, memory: Memory, loops: Loops
     ) -> tuple[Tensor, Tensor | None]:
         """:meth:`forward` without input feeding, GRU or LSTM cells: h_t does not
         depend on the attention, so each layer runs over all steps as one
@@ -162,9 +164,11 @@ class Decoder(nn.Module):
             return additive_feeding(self, x, state.hidden[0], memory)
         for layer, cell in enumerate(self.cells):
             if self.is_lstm:
-                h = lstm_sequence(cell, x, state.hidden[layer], state.cell[layer])
+                h = lstm_sequence(
+                    loops, cell, x, state.hidden[layer], state.cell[layer]
+                )
             else:
-                h = gru_sequence(cell, x, state.hidden[layer])  # (B, T, H)
+                h = gru_sequence(loops, cell, x, state.hidden[layer])  # (B, T, H)
             x = self.dropout(h)  # between layers
         context, weights = self.attention.forward_steps(
             h, memory.keys, memory.mask, memory.projected

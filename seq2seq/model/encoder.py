@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq.model.attention import final_state
-from seq2seq.model.recurrence import run_gru, run_lstm
+from seq2seq.model.recurrence import PYTHON, Loops, run_gru, run_lstm
 from seq2seq.specials import PAD
 
 
@@ -33,8 +33,12 @@ class Encoder(nn.Module):
         bidirectional: bool,
         dropout: float,
         reverse: bool = False,
+        loops: Loops | None = None,
     ) -> None:
         super().__init__()
+        # A GRU encoder's path, chosen once (seq2seq/fastpath.py): the packed
+        # nn.GRU (None), or each layer as one node run by ``loops``.
+        self.loops = loops if rnn is nn.GRU else None
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
         self.rnn = rnn(
@@ -50,13 +54,13 @@ class Encoder(nn.Module):
         self.output_size = hidden_size * (2 if bidirectional else 1)
 
     def forward(
-        self, src: Tensor, src_len: Tensor, mask: Tensor, fused: bool = False
+        self, src: Tensor, src_len: Tensor, mask: Tensor
     ) -> tuple[Tensor, Tensor]:
         """Returns the annotations (B, S, D) and the final summary (B, D).
-        ``fused`` (a GRU): :meth:`forward_fused`, the same mathematics. An
-        LSTM stays packed: ``nn.LSTM`` has a oneDNN kernel on the CPU, and the
-        demo's step trained faster with it (docs/speed.md)."""
-        if fused and isinstance(self.rnn, nn.GRU):
+        With ``loops`` (a GRU): :meth:`forward_fused`, the same mathematics.
+        An LSTM stays packed: ``nn.LSTM`` has a oneDNN kernel on the CPU, and
+        the demo's step trained faster with it (docs/speed.md)."""
+        if self.loops is not None:
             return self.forward_fused(src, src_len, mask)
         x = self.dropout(self.embed(src))  # (B, S, E)
         if self.reverse:
@@ -74,7 +78,7 @@ class Encoder(nn.Module):
         return states, final
 
     def forward_fused(
-        self, src: Tensor, src_len: Tensor, mask: Tensor
+        self, src: Tensor, src_len: Tensor, mask: Tensor, loops: Loops | None = None
     ) -> tuple[Tensor, Tensor]:
         """:meth:`forward` with each direction of each layer as one autograd
         node (recurrence.py) instead of the packed ``nn.GRU`` or ``nn.LSTM``.
@@ -82,7 +86,9 @@ class Encoder(nn.Module):
         padding only after its last word, and the backward direction reads
         each row's words reversed in place (:func:`reversed_order`), padding
         still last. The states at padding are set to 0, as packing leaves
-        them."""
+        them. ``loops``: whose step loops (default: the encoder's own, else
+        recurrence.PYTHON; tests compare the packed LSTM with this)."""
+        loops = loops or self.loops or PYTHON
         x = self.dropout(self.embed(src))  # (B, S, E)
         order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
         if self.reverse:
@@ -98,9 +104,9 @@ class Encoder(nn.Module):
             inputs = [x, _permute(x, order)][: len(directions)]
             weights = [self._weights(layer, d) for d in directions]
             if isinstance(self.rnn, nn.LSTM):  # c0 = 0 as well
-                out = run_lstm(torch.stack(inputs), h0, h0, weights)[0]
+                out = run_lstm(loops, torch.stack(inputs), h0, h0, weights)[0]
             else:
-                out = run_gru(torch.stack(inputs), h0, weights)  # (K, B, S, H)
+                out = run_gru(loops, torch.stack(inputs), h0, weights)  # (K, B, S, H)
             if self.bidirectional:
                 out = torch.cat([out[0], _permute(out[1], order)], dim=-1)  # (B, S, 2H)
             else:

@@ -2,36 +2,45 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import cast
+
 from torch import Tensor, nn
 
+from seq2seq import fastpath
 from seq2seq.config import ModelConfig
+from seq2seq.errors import UserError
 from seq2seq.model import attention as att
+from seq2seq.model import compiled
 from seq2seq.model.decoder import Decoder, Memory
 from seq2seq.model.encoder import Encoder
 from seq2seq.model.loss import cross_entropy, fused_cross_entropy
+from seq2seq.model.recurrence import PYTHON, Loops
 from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, encoder: Encoder, decoder: Decoder, mode: str) -> None:
+    def __init__(
+        self, encoder: Encoder, decoder: Decoder, mode: str, path: RecurrencePath
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.decoder = decoder
         self.mode = mode  # the context mode's name (model.attention), for reports
+        self.path = path  # how its recurrences train (seq2seq/fastpath.py)
 
-    def encode(self, src: Tensor, src_len: Tensor, fused: bool = False) -> Memory:
+    def encode(self, src: Tensor, src_len: Tensor) -> Memory:
         mask = src != PAD  # (B, S)
-        states, final = self.encoder(src, src_len, mask, fused)
+        states, final = self.encoder(src, src_len, mask)
         return self.decoder.memory(states, final, mask)
 
     def forward(
-        self, src: Tensor, src_len: Tensor, tgt_in: Tensor, fused: bool = False
+        self, src: Tensor, src_len: Tensor, tgt_in: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """The attentional vectors h~ (B, T, H) under teacher forcing (``logits``
-        takes them to the vocabulary), and attention (B, T, S) or None.
-        ``fused``: the decoder's whole-sequence path (Decoder.forward_fused)."""
-        return self.decoder(tgt_in, self.encode(src, src_len, fused), fused)
+        takes them to the vocabulary), and attention (B, T, S) or None."""
+        return self.decoder(tgt_in, self.encode(src, src_len))
 
     def logits(self, attentional: Tensor) -> Tensor:
         return self.decoder.logits(attentional)  # (..., V)
@@ -52,13 +61,11 @@ def loss_sum(
     tgt_out: Tensor,
     smoothing: float = 0.0,
     fused: bool = False,
-    fused_recurrence: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
     the attention weights (B, T, S) or None. ``model`` may be wrapped in
-    DistributedDataParallel; ``fused`` picks seq2seq.model.loss's chunked loss,
-    ``fused_recurrence`` the decoder's whole-sequence path."""
-    attentional, weights = model(src, src_len, tgt_in, fused_recurrence)  # (B, T, H)
+    DistributedDataParallel; ``fused`` picks seq2seq.model.loss's chunked loss."""
+    attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
     decoder = getattr(model, "module", model).decoder  # DDP keeps it in .module
     h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)
     loss = fused_cross_entropy if fused else cross_entropy
@@ -78,8 +85,13 @@ def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Atten
     return mode(cfg.attention).build(sizes)
 
 
-def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
+def build_model(
+    cfg: ModelConfig, src_vocab: int, tgt_vocab: int, recurrence: str = "steps"
+) -> Seq2Seq:
+    """The model of ``cfg``, its recurrences on the path ``recurrence``
+    (train.recurrence) resolves to on this machine (:func:`choose_path`)."""
     enc, dec = cfg.encoder, cfg.decoder
+    path = choose_path(cfg, recurrence)
     encoder = Encoder(
         nn.GRU if enc.rnn == "gru" else nn.LSTM,
         src_vocab,
@@ -89,6 +101,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         enc.bidirectional,
         enc.dropout,
         enc.reverse,
+        path.loops,
     )
     key_dim = encoder.output_size
     decoder = Decoder(
@@ -101,10 +114,43 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         dec.layers,
         dec.dropout,
         dec.input_feeding,
+        path.loops,
     )
-    model = Seq2Seq(encoder, decoder, cfg.attention)
+    model = Seq2Seq(encoder, decoder, cfg.attention, path)
     _init(model, xavier_rnns=cfg.rnn_init == "xavier")
     return model
+
+
+@dataclass(frozen=True)
+class RecurrencePath:
+    """The path a model's recurrences train on (seq2seq/fastpath.py)."""
+
+    name: str  # steps, sequence or compiled
+    loops: Loops | None  # None: the cells step by step
+    note: str = ""  # why auto chose it, when not the fastest
+
+
+def choose_path(cfg: ModelConfig, requested: str) -> RecurrencePath:
+    """``requested`` (train.recurrence) on this machine: ``compiled`` needs the
+    compiled loops (an error without them), ``auto`` takes them where they
+    load and the model is supported, else the Python loops, else steps."""
+    if requested == "steps":
+        return RecurrencePath("steps", None)
+    if why := fastpath.unsupported(cfg, requested):
+        if requested != "auto":
+            raise UserError(f"train.recurrence {why}; use auto or steps")
+    if requested == "auto" and fastpath.unsupported(cfg, "sequence"):
+        return RecurrencePath(
+            "steps", None, "the sequence paths do not support this model"
+        )
+    if requested == "sequence":
+        return RecurrencePath("sequence", PYTHON)
+    module, why = compiled.load()
+    if module is not None:
+        return RecurrencePath("compiled", cast(Loops, module))
+    if requested == "compiled":
+        raise UserError(f"train.recurrence compiled: {why}; use auto or sequence")
+    return RecurrencePath("sequence", PYTHON, why)
 
 
 def describe(cfg: ModelConfig) -> dict[str, str | int]:

@@ -161,7 +161,8 @@ def load_run(
         )
     payload = load_checkpoint(path)
     check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")
-    model = build_model(cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+    vocab = (tokenizer.src_vocab_size, tokenizer.tgt_vocab_size)
+    model = build_model(cfg.model, *vocab, cfg.train.recurrence)
     try:
         model.load_state_dict(payload["model"])
     except RuntimeError as err:

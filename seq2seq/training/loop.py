@@ -229,7 +229,6 @@ class Loop:
                 batch.tgt_out,
                 self.cfg.train.label_smoothing,
                 self.cfg.train.fused_loss,
-                self.cfg.train.fused_recurrence,
             )
         # Per-token mean over the whole batch once DDP averages over ranks.
         loss = loss / n_tokens * self.ranks.world

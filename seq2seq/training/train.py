@@ -224,9 +224,8 @@ def rank_workspace(cfg: Config, ranks: Ranks) -> Workspace:
 def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
     """On this rank's device: the same initial weights on every rank, then a
     seed of its own for its dropout draws."""
-    model = build_model(
-        cfg.model, ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size
-    )
+    vocab = (ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size)
+    model = build_model(cfg.model, *vocab, cfg.train.recurrence)
     model.to(ranks.device)
     if ranks.world > 1:
         torch.manual_seed(cfg.train.seed + ranks.rank)
@@ -238,5 +237,8 @@ def _announce(cfg: Config, ws: Workspace, model: Seq2Seq, ranks: Ranks) -> None:
         print(
             f"{cfg.name}: mode={model.mode} params="
             f"{model.num_parameters():,} train={len(ws.train.split):,} pairs "
-            f"device={ranks.device}" + (f" x {ranks.world}" if ranks.world > 1 else "")
+            f"device={ranks.device}"
+            + (f" x {ranks.world}" if ranks.world > 1 else "")
+            + f" recurrence={model.path.name}"
+            + (f" ({model.path.note})" if model.path.note else "")
         )

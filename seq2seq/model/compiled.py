@@ -1,0 +1,114 @@
+"""The recurrences' step loops compiled (csrc/loops.cpp): built once per
+machine, loaded when a model is built, or the reason they are not.
+
+``make install`` builds them (``python -m seq2seq.model.compiled``) with
+``torch.utils.cpp_extension`` and the machine's C++ compiler, for AVX2 + FMA
+(every x86-64 CPU since 2013-2015, the lab's Intel Xeons and AMD EPYCs
+included), into ``seq2seq/model/csrc/build/`` beside the source (ignored by
+git), under a key of the source, the compiler flags and the torch and Python
+versions: a change to any of them is a new build, never a stale one. Where
+there is no build (no compiler, another CPU architecture, a new torch)
+:func:`load` says why in one line, and the model runs recurrence.py's Python
+loops, the reference these are tested against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import platform
+import sys
+import time
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+NAME = "seq2seq_loops"
+SOURCE = Path(__file__).parent / "csrc" / "loops.cpp"
+# AVX2 + FMA, and ATen's vector types for that capability (their exp and
+# tanh come from the SLEEF library inside libtorch).
+FLAGS = ["-O3", "-mavx2", "-mfma", "-DCPU_CAPABILITY=AVX2", "-DCPU_CAPABILITY_AVX2"]
+
+
+def build_dir() -> Path:
+    """Where this source, built with these flags for this torch, lives."""
+    key = hashlib.sha256(SOURCE.read_bytes())
+    for part in (*FLAGS, torch.__version__, sys.version, platform.machine()):
+        key.update(part.encode())
+    return SOURCE.parent / "build" / key.hexdigest()[:16]
+
+
+def unsupported() -> str | None:
+    """Why this machine cannot run the compiled loops, or None."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return f"built for x86-64 with AVX2, this machine is {platform.machine()}"
+    capability = torch.backends.cpu.get_cpu_capability()
+    if capability not in ("AVX2", "AVX512"):
+        return f"built for AVX2, this CPU offers {capability}"
+    return None
+
+
+@cache
+def load() -> tuple[ModuleType | None, str]:
+    """The compiled loops and "compiled", or None and why not (one line)."""
+    why = unsupported()
+    if why is not None:
+        return None, f"the compiled loops cannot run here ({why})"
+    library = next(build_dir().glob(f"{NAME}*.so"), None)
+    if library is None:
+        return None, (
+            "the compiled loops are not built for this torch "
+            "(make install builds them: python -m seq2seq.model.compiled)"
+        )
+    spec = importlib.util.spec_from_file_location(NAME, library)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, "compiled"
+
+
+def build(verbose: bool = False) -> Path:
+    """Compile csrc/loops.cpp into :func:`build_dir` (a minute on 2 cores)."""
+    from torch.utils.cpp_extension import load as compile_and_load
+
+    folder = build_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    compile_and_load(
+        NAME,
+        [str(SOURCE)],
+        extra_cflags=FLAGS,
+        build_directory=str(folder),
+        verbose=verbose,
+    )
+    load.cache_clear()
+    return folder
+
+
+def main() -> int:
+    """Build for ``make install``; without a compiler, say so and go on (the
+    Python loops work everywhere)."""
+    why = unsupported()
+    if why is not None:
+        print(f"seq2seq: not building the compiled loops: {why}")
+        return 0
+    start = time.perf_counter()
+    try:
+        folder = build()
+    except (RuntimeError, OSError, SystemExit) as err:
+        line = str(err).strip().splitlines()[-1:] or ["unknown error"]
+        print(
+            f"seq2seq: could not build the compiled loops ({line[0]}); the "
+            "Python loops will be used"
+        )
+        return 0
+    print(
+        f"seq2seq: compiled loops built in {time.perf_counter() - start:.0f} s "
+        f"into {folder}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
