@@ -239,16 +239,18 @@ class TrainConfig:
     # Off by default so that runs made without them reproduce bit for bit: the
     # same update or loss up to rounding, in another kernel (docs/speed.md).
     fused_adam: bool = key(False, "Adam's fused kernel: one pass per parameter")
-    fused_loss: bool = key(
+    chunked_loss: bool = key(
         False,
         "output layer + cross-entropy in cache-sized chunks (model/loss.py)",
     )
+    # On by default: a run's config.yaml keeps the path it asked for, and an
+    # older one's fused_recurrence reads as steps or sequence (RENAMED).
     recurrence: Literal["auto", "compiled", "sequence", "steps"] = key(
-        "steps",
+        "auto",
         "how the recurrences train: steps (the cells step by step, the "
         "reference), sequence (each layer over all steps as one node, "
         "model/recurrence.py), compiled (the same with C++ loops), auto (the "
-        "fastest this machine and model support; model/paths.py)",
+        "fastest this machine and model support; seq2seq/fastpath.py)",
     )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(
@@ -341,6 +343,7 @@ def _check(ok: bool, key: str, why: str) -> None:
 # config.yaml keeps loading, and keeps the path it trained with.
 RENAMED = {
     ("train", "fused_recurrence"): ("recurrence", {False: "steps", True: "sequence"}),
+    ("train", "fused_loss"): ("chunked_loss", {False: False, True: True}),
 }
 
 

@@ -78,13 +78,13 @@ def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
     sets = tiny_sets(tmp_path, "pair")
     config = str(REPO / "configs/synth_ende/additive.yaml")
     args = ["--config", config, "--steps", "4", "--warmup", "2", "--threads", "1"]
-    report = script("train.py", *args, "--pair", "train.fused_loss", *sets)
-    assert report["pair"] == "train.fused_loss" and report["steps"] == 4
+    report = script("train.py", *args, "--pair", "train.chunked_loss", *sets)
+    assert report["pair"] == "train.chunked_loss" and report["steps"] == 4
     assert report["off_target_tokens_per_s"] > 0 < report["on_target_tokens_per_s"]
     assert report["speedup"] > 0 and report["median_step_ratio"] > 0
-    # The fused loss does the same matmuls, one of them in place: same count.
+    # The chunked loss does the same matmuls, one of them in place: same count.
     mflop = [
-        script("train.py", *args, "--set", f"train.fused_loss={on}", *sets)[
+        script("train.py", *args, "--set", f"train.chunked_loss={on}", *sets)[
             "mflop_per_target_token"
         ]
         for on in (False, True)
@@ -246,7 +246,7 @@ def test_training_benchmark_under_torchrun(tmp_path: Path) -> None:
     assert report["mflop_per_target_token"] * 1e6 > 3 * 2 * hidden * vocab
     assert report["peak_rss_gib"] > 0.2  # two processes, summed
     with pytest.raises(AssertionError, match="without torchrun"):
-        torchrun([bench, "--pair", "train.fused_loss"])
+        torchrun([bench, "--pair", "train.chunked_loss"])
 
 
 def test_profile_of_training_steps(tmp_path: Path) -> None:

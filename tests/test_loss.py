@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from seq2seq.model import loss as loss_mod
-from seq2seq.model.loss import cross_entropy, fused_cross_entropy
+from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.specials import PAD
 
 
@@ -34,14 +34,14 @@ def test_fused_matches_reference(monkeypatch, smoothing: float, rows: int) -> No
     h, output, target = problem()
     monkeypatch.setattr(loss_mod, "CHUNK_LOGITS", rows * 50)
     ref = loss_and_grads(cross_entropy, h, output, target, smoothing, scale=0.3)
-    fused = loss_and_grads(fused_cross_entropy, h, output, target, smoothing, 0.3)
+    fused = loss_and_grads(chunked_cross_entropy, h, output, target, smoothing, 0.3)
     for a, b in zip(ref, fused, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_padding_rows_get_no_gradient() -> None:
     h, output, target = problem()
-    _, grad_h, _, _ = loss_and_grads(fused_cross_entropy, h, output, target, 0.1)
+    _, grad_h, _, _ = loss_and_grads(chunked_cross_entropy, h, output, target, 0.1)
     assert (grad_h[target == PAD] == 0).all()
     assert (grad_h[target != PAD].abs().sum(1) > 0).all()
 
@@ -49,7 +49,7 @@ def test_padding_rows_get_no_gradient() -> None:
 def test_without_grad_only_the_loss() -> None:
     h, output, target = problem()
     with torch.no_grad():
-        fused = fused_cross_entropy(h, output, target, 0.1)
+        fused = chunked_cross_entropy(h, output, target, 0.1)
         ref = cross_entropy(h, output, target, 0.1)
     torch.testing.assert_close(fused, ref)
 
@@ -60,7 +60,7 @@ def test_bf16_autocast_is_close() -> None:
     h, output, target = problem(hidden=32)
     ref = loss_and_grads(cross_entropy, h, output, target, 0.0)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        fused = loss_and_grads(fused_cross_entropy, h, output, target, 0.0)
+        fused = loss_and_grads(chunked_cross_entropy, h, output, target, 0.0)
     assert fused[2].dtype == torch.float32
     torch.testing.assert_close(fused[0], ref[0], rtol=2e-2, atol=0)
     torch.testing.assert_close(fused[1], ref[1], rtol=0.1, atol=0.05)

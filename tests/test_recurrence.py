@@ -290,10 +290,10 @@ def test_the_fused_encoder_equals_the_packed_one(
     src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0], [4, 3, 0, 0, 0]])
     src_len, mask = torch.tensor([5, 3, 2]), src != 0
     outs = {}
-    for fused in (False, True):  # forward_fused: forward keeps an LSTM packed
+    for fused in (False, True):  # forward_sequence: forward keeps an LSTM packed
         encoder.zero_grad()
         if fused:
-            states, final = encoder.forward_fused(src, src_len, mask, loops)
+            states, final = encoder.forward_sequence(src, src_len, mask, loops)
         else:
             states, final = encoder(src, src_len, mask)
         (states.pow(2).sum() + final.sum()).backward()

@@ -193,11 +193,11 @@ def test_same_seed_same_weights(tmp_path: Path) -> None:
     assert scores[0] == scores[1] and len(scores[0]) == 2  # validation, bit for bit
 
 
-@pytest.mark.parametrize("flag", ["train.fused_adam", "train.fused_loss"])
+@pytest.mark.parametrize("flag", ["train.fused_adam", "train.chunked_loss"])
 def test_fused_kernels_take_the_same_steps_up_to_rounding(
     tmp_path: Path, flag: str
 ) -> None:
-    """train.fused_adam and train.fused_loss change how Adam and the loss are
+    """train.fused_adam and train.chunked_loss change how Adam and the loss are
     computed, not what they compute."""
     corpus = tmp_path / "corpus"
     write_corpus(corpus, seed=5, sizes={"train": 400, "val": 20, "test": 20})

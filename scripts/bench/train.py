@@ -14,7 +14,7 @@ fraction of it reached (``--peak`` prints the peak alone).
 Target tokens = target subwords + one end-of-sentence per sentence, the count
 JoeyNMT's "Tokens per Sec" uses. First: ``seq2seq prepare multi30k``.
 
-    python scripts/bench/train.py --pair train.fused_loss [--steps 100]
+    python scripts/bench/train.py --pair train.chunked_loss [--steps 100]
     python scripts/bench/train.py --pair train.recurrence=steps,compiled
 
 compares two values of a setting instead (false and true where none are
@@ -93,7 +93,7 @@ def flops_per_token(loop: Loop, batches: list[list[int]]) -> float:
     """Matmul FLOPs of forward + backward per target token, over ``batches``
     (under torchrun: every rank's share of them, summed)."""
     flops, tokens = 0, 0
-    # The fused loss accumulates W_s's gradient in place (addmm_), which the
+    # The chunked loss accumulates W_s's gradient in place (addmm_), which the
     # counter does not know: count it as the addmm it is, 2 m k n.
     in_place = {torch.ops.aten.addmm_: _addmm_flops}
     for index in batches:

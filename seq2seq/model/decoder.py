@@ -130,11 +130,11 @@ class Decoder(nn.Module):
     def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
         and the weights (B, T, S). ``logits`` (or the loss, seq2seq.model.loss) takes
-        h~ on to the vocabulary. With ``loops``: :meth:`forward_fused`, the
+        h~ on to the vocabulary. With ``loops``: :meth:`forward_sequence`, the
         same mathematics in whole-sequence operations (this step loop is the
         reference, and what search uses)."""
         if self.loops is not None:
-            return self.forward_fused(tgt_in, memory, self.loops)
+            return self.forward_sequence(tgt_in, memory, self.loops)
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs, weights = [], []
@@ -147,7 +147,7 @@ class Decoder(nn.Module):
         alignment = None if weights[0] is None else torch.stack(weights, dim=1)
         return torch.stack(outputs, dim=1), alignment  # (B, T, H), (B, T, S)
 
-    def forward_fused(
+    def forward_sequence(
         self, tgt_in: Tensor, memory: Memory, loops: Loops
     ) -> tuple[Tensor, Tensor | None]:
         """:meth:`forward` without input feeding, GRU or LSTM cells: h_t does not

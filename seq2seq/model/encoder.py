@@ -57,11 +57,11 @@ class Encoder(nn.Module):
         self, src: Tensor, src_len: Tensor, mask: Tensor
     ) -> tuple[Tensor, Tensor]:
         """Returns the annotations (B, S, D) and the final summary (B, D).
-        With ``loops`` (a GRU): :meth:`forward_fused`, the same mathematics.
+        With ``loops`` (a GRU): :meth:`forward_sequence`, the same mathematics.
         An LSTM stays packed: ``nn.LSTM`` has a oneDNN kernel on the CPU, and
         the demo's step trained faster with it (docs/speed.md)."""
         if self.loops is not None:
-            return self.forward_fused(src, src_len, mask)
+            return self.forward_sequence(src, src_len, mask)
         x = self.dropout(self.embed(src))  # (B, S, E)
         if self.reverse:
             order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
@@ -77,7 +77,7 @@ class Encoder(nn.Module):
         final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
         return states, final
 
-    def forward_fused(
+    def forward_sequence(
         self, src: Tensor, src_len: Tensor, mask: Tensor, loops: Loops | None = None
     ) -> tuple[Tensor, Tensor]:
         """:meth:`forward` with each direction of each layer as one autograd

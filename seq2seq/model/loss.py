@@ -6,7 +6,7 @@ al. 2016):
 
 - :func:`cross_entropy` materialises the (N, V) logits and calls
   ``F.cross_entropy``: the reference.
-- :func:`fused_cross_entropy` (``train.fused_loss``) walks the N rows in
+- :func:`chunked_cross_entropy` (``train.chunked_loss``) walks the N rows in
   chunks that fit in the CPU's cache and computes each chunk's logits, loss and
   gradients at once, so the (N, V) logits, their log-softmax and its gradient
   never exist. It is the same loss up to rounding (tested against the
@@ -39,7 +39,7 @@ def cross_entropy(
     )
 
 
-def fused_cross_entropy(
+def chunked_cross_entropy(
     h: Tensor, output: nn.Linear, target: Tensor, smoothing: float = 0.0
 ) -> Tensor:
     """:func:`cross_entropy`, computed chunk by chunk with its gradients."""

@@ -14,7 +14,7 @@ from seq2seq.model import attention as att
 from seq2seq.model import compiled
 from seq2seq.model.decoder import Decoder, Memory
 from seq2seq.model.encoder import Encoder
-from seq2seq.model.loss import cross_entropy, fused_cross_entropy
+from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.recurrence import PYTHON, Loops
 from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
@@ -60,15 +60,15 @@ def loss_sum(
     tgt_in: Tensor,
     tgt_out: Tensor,
     smoothing: float = 0.0,
-    fused: bool = False,
+    chunked: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
     the attention weights (B, T, S) or None. ``model`` may be wrapped in
-    DistributedDataParallel; ``fused`` picks seq2seq.model.loss's chunked loss."""
+    DistributedDataParallel; ``chunked`` picks seq2seq.model.loss's chunked loss."""
     attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
     decoder = getattr(model, "module", model).decoder  # DDP keeps it in .module
     h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)
-    loss = fused_cross_entropy if fused else cross_entropy
+    loss = chunked_cross_entropy if chunked else cross_entropy
     return loss(h, decoder.output, tgt_out.flatten(), smoothing), weights
 
 

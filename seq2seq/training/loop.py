@@ -228,7 +228,7 @@ class Loop:
                 batch.tgt_in,
                 batch.tgt_out,
                 self.cfg.train.label_smoothing,
-                self.cfg.train.fused_loss,
+                self.cfg.train.chunked_loss,
             )
         # Per-token mean over the whole batch once DDP averages over ranks.
         loss = loss / n_tokens * self.ranks.world
