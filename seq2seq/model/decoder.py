@@ -161,7 +161,7 @@ class Decoder(nn.Module):
         if self.input_feeding:  # the whole step in one node (feeding.py)
             assert type(self.attention) is Additive and len(self.cells) == 1
             assert not self.is_lstm, "the step loop does LSTMs with input feeding"
-            return additive_feeding(self, x, state.hidden[0], memory)
+            return additive_feeding(loops, self, x, state.hidden[0], memory)
         for layer, cell in enumerate(self.cells):
             if self.is_lstm:
                 h = lstm_sequence(

@@ -21,13 +21,18 @@ and backward, carrying dh and df (the feed's gradient from step t+1):
     dh  = dh + dh_c + dq W_q   →  the GRU step's backward  →  dx = dgi W_ih,
     df  = dx[E:] (to step t−1)
 
-then every weight gradient (W_ih, W_hh, W_q, v, W_c) and dk = Σ_t a_t ⊗ dc_t
-as GEMMs over all steps. The step loop in decoder.py is the reference; tests
-check this against it and with gradcheck.
+then every weight gradient (W_ih, W_hh, W_q, W_c) and dk = Σ_t a_t ⊗ dc_t
+as GEMMs over all steps. u is not kept: backward recomputes it from the
+saved queries W_q h_t, which saves a (B, T, S, A) tensor. The two loops are
+functions with tensors in and out (:func:`feeding_forward`,
+:func:`feeding_backward`), in Python here, compiled in csrc/loops.cpp (as for
+recurrence.py). The step loop in decoder.py is the reference; tests check
+both against it and with gradcheck.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
@@ -37,11 +42,13 @@ from torch import Tensor
 class AdditiveFeeding(torch.autograd.Function):
     """Attentional vectors f (B, T, H) of the one-layer GRU input-feeding
     decoder with additive attention, under teacher forcing, and the attention
-    weights (B, T, S) (not differentiable: the loss reads only f)."""
+    weights (B, T, S) (not differentiable: the loss reads only f).
+    ``loops``: whose step loops (recurrence.PYTHON's or the compiled ones)."""
 
     @staticmethod
     def forward(  # type: ignore[override]
         ctx: Any,
+        loops: Any,
         emb: Tensor,  # (B, T, E) embedded inputs (dropout applied)
         h0: Tensor,  # (B, H)
         keys: Tensor,  # (B, S, D)
@@ -61,73 +68,27 @@ class AdditiveFeeding(torch.autograd.Function):
         # The embedding's part of every step's input projection, at once.
         gi_e = torch.addmm(b_ih, emb.reshape(batch * steps, e_dim), w_ih[:, :e_dim].t())
         gi_e = gi_e.view(batch, steps, 3 * hidden)
-        w_f, off = w_ih[:, e_dim:].t(), ~mask
-        h, f = h0, h0.new_zeros(batch, hidden)
-        saved: dict[str, list[Tensor]] = {k: [] for k in "h f rz n ghn u a c".split()}
-        for t in range(steps):
-            gi = torch.addmm(gi_e[:, t], f, w_f)  # (B, 3H)
-            gh = torch.addmm(b_hh, h, w_hh.t())
-            rz = torch.sigmoid(gi[:, : 2 * hidden] + gh[:, : 2 * hidden])
-            n = torch.tanh(
-                torch.addcmul(gi[:, 2 * hidden :], rz[:, :hidden], gh[:, 2 * hidden :])
-            )
-            h = torch.lerp(n, h, rz[:, hidden:])
-            u = torch.tanh((h @ w_q.t()).unsqueeze(1) + projected)  # (B, S, A)
-            scores = (u @ v.t()).squeeze(-1).masked_fill(off, float("-inf"))
-            a = torch.softmax(scores, dim=-1)  # (B, S)
-            c = torch.bmm(a.unsqueeze(1), keys).squeeze(1)  # (B, D)
-            f = torch.tanh(torch.addmm(b_c, torch.cat([h, c], dim=1), w_c.t()))
-            for name, value in zip(
-                "h f rz n ghn u a c".split(),
-                (h, f, rz, n, gh[:, 2 * hidden :], u, a, c),
-                strict=True,
-            ):
-                saved[name].append(value)
-        stacked = [torch.stack(saved[k], dim=1) for k in "h f rz n ghn u a c".split()]
-        ctx.save_for_backward(emb, h0, keys, w_ih, w_hh, w_q, v, w_c, *stacked)
-        ctx.mark_non_differentiable(stacked[6])
-        return stacked[1], stacked[6]  # f (B, T, H), the weights a (B, T, S)
+        w_f = w_ih[:, e_dim:].contiguous()  # (3H, H) the feed's columns
+        saved = loops.feeding_forward(
+            gi_e, h0, keys, projected, mask, w_f, w_hh, b_hh, w_q, v, w_c, b_c
+        )  # h, f, rz, n, ghn, q, a, c (B, T, ...)
+        ctx.loops = loops
+        ctx.save_for_backward(emb, h0, keys, projected, w_ih, w_hh, w_q, v, w_c, *saved)
+        ctx.mark_non_differentiable(saved[6])
+        return saved[1], saved[6]  # f (B, T, H), the weights a (B, T, S)
 
     @staticmethod
     def backward(ctx: Any, grad_f: Tensor, _: Tensor) -> tuple[Tensor | None, ...]:
-        emb, h0, keys, w_ih, w_hh, w_q, v, w_c, hs, fs, rz, n, ghn, u, a, c = (
-            ctx.saved_tensors
-        )
+        emb, h0, keys, projected, w_ih, w_hh, w_q, v, w_c, *saved = ctx.saved_tensors
+        hs, fs, rz, n, ghn, q, a, c = saved
         batch, steps, hidden = hs.shape
         e_dim = emb.size(-1)
-        r, z = rz[..., :hidden], rz[..., hidden:]
+        w_f = w_ih[:, e_dim:].contiguous()
+        dp, dc, dq, dgi, dgh, dh0, d_projected, dv = ctx.loops.feeding_backward(
+            grad_f.contiguous(), h0, keys, projected, w_f, w_hh, w_q, v, w_c, *saved
+        )
         prev_h = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)  # h_{t-1}
         prev_f = torch.cat([fs.new_zeros(batch, 1, hidden), fs[:, :-1]], dim=1)
-        to_a_n = (1 - z) * (1 - n * n)
-        to_a_r = ghn * r * (1 - r)
-        to_a_z = (prev_h - n) * z * (1 - z)
-        to_p = 1 - fs * fs  # tanh' of Eq. 5
-        w_c_h, w_c_c, w_f = w_c[:, :hidden], w_c[:, hidden:], w_ih[:, e_dim:]
-        dh, df = torch.zeros_like(h0), torch.zeros_like(h0)
-        d_projected = torch.zeros_like(u[:, 0])  # (B, S, A)
-        out: dict[str, list[Tensor]] = {k: [] for k in "dp dc ds dq dgi dgh".split()}
-        for t in reversed(range(steps)):
-            dp = (grad_f[:, t] + df) * to_p[:, t]  # (B, H)
-            dc = dp @ w_c_c  # (B, D)
-            da = torch.bmm(keys, dc.unsqueeze(2)).squeeze(2)  # (B, S)
-            at = a[:, t]
-            ds = at * (da - (at * da).sum(dim=1, keepdim=True))
-            du = ds.unsqueeze(2) * v * (1 - u[:, t] * u[:, t])  # (B, S, A)
-            d_projected += du
-            dq = du.sum(dim=1)  # (B, A)
-            dh = dh + dp @ w_c_h + dq @ w_q  # all that reaches h_t
-            da_n = dh * to_a_n[:, t]
-            dgh = torch.cat([da_n * to_a_r[:, t], dh * to_a_z[:, t], da_n * r[:, t]], 1)
-            dgi = torch.cat([dgh[:, : 2 * hidden], da_n], dim=1)  # (B, 3H)
-            df = dgi @ w_f  # the feed f_{t-1}'s gradient
-            dh = torch.addmm(dh * z[:, t], dgh, w_hh)  # dh_{t-1}
-            for name, value in zip(
-                "dp dc ds dq dgi dgh".split(), (dp, dc, ds, dq, dgi, dgh), strict=True
-            ):
-                out[name].append(value)
-        dp, dc, ds, dq, dgi, dgh = (
-            torch.stack(out[k][::-1], dim=1) for k in "dp dc ds dq dgi dgh".split()
-        )
         rows = batch * steps
 
         def flat(x: Tensor) -> Tensor:
@@ -136,11 +97,11 @@ class AdditiveFeeding(torch.autograd.Function):
         x_in = torch.cat([emb, prev_f], dim=-1)  # (B, T, E + H)
         d_emb = (flat(dgi) @ w_ih[:, :e_dim]).view_as(emb)
         d_keys = torch.bmm(a.transpose(1, 2), dc)  # Σ_t a_t ⊗ dc_t (B, S, D)
-        dv = torch.einsum("bts,btsa->a", ds, u).unsqueeze(0)
         hc = torch.cat([hs, c], dim=-1)
         return (
+            None,
             d_emb,
-            dh,
+            dh0,
             d_keys,
             d_projected,
             None,
@@ -155,10 +116,116 @@ class AdditiveFeeding(torch.autograd.Function):
         )
 
 
+def feeding_forward(
+    gi_e: Tensor,  # (B, T, 3H) the embedding's part of the input projection
+    h0: Tensor,
+    keys: Tensor,
+    projected: Tensor,
+    mask: Tensor,
+    w_f: Tensor,  # (3H, H) the feed's part
+    w_hh: Tensor,
+    b_hh: Tensor,
+    w_q: Tensor,
+    v: Tensor,
+    w_c: Tensor,
+    b_c: Tensor,
+) -> tuple[Tensor, ...]:
+    """The forward loop: h, f (B, T, H), r and z (B, T, 2H), n, gh_n (B, T,
+    H), the queries q = W_q h (B, T, A), the weights a (B, T, S) and the
+    contexts c (B, T, D)."""
+    batch, steps, _ = gi_e.shape
+    hidden = h0.size(1)
+    off = ~mask
+    h, f = h0, h0.new_zeros(batch, hidden)
+    saved: dict[str, list[Tensor]] = {k: [] for k in "h f rz n ghn q a c".split()}
+    for t in range(steps):
+        gi = torch.addmm(gi_e[:, t], f, w_f.t())  # (B, 3H)
+        gh = torch.addmm(b_hh, h, w_hh.t())
+        rz = torch.sigmoid(gi[:, : 2 * hidden] + gh[:, : 2 * hidden])
+        n = torch.tanh(
+            torch.addcmul(gi[:, 2 * hidden :], rz[:, :hidden], gh[:, 2 * hidden :])
+        )
+        h = torch.lerp(n, h, rz[:, hidden:])
+        q = h @ w_q.t()  # (B, A)
+        u = torch.tanh(q.unsqueeze(1) + projected)  # (B, S, A)
+        scores = (u @ v.t()).squeeze(-1).masked_fill(off, float("-inf"))
+        a = torch.softmax(scores, dim=-1)  # (B, S)
+        c = torch.bmm(a.unsqueeze(1), keys).squeeze(1)  # (B, D)
+        f = torch.tanh(torch.addmm(b_c, torch.cat([h, c], dim=1), w_c.t()))
+        for name, value in zip(
+            "h f rz n ghn q a c".split(),
+            (h, f, rz, n, gh[:, 2 * hidden :], q, a, c),
+            strict=True,
+        ):
+            saved[name].append(value)
+    return tuple(torch.stack(saved[k], dim=1) for k in "h f rz n ghn q a c".split())
+
+
+def feeding_backward(
+    grad_f: Tensor,  # (B, T, H)
+    h0: Tensor,
+    keys: Tensor,
+    projected: Tensor,
+    w_f: Tensor,
+    w_hh: Tensor,
+    w_q: Tensor,
+    v: Tensor,
+    w_c: Tensor,
+    hs: Tensor,
+    fs: Tensor,
+    rz: Tensor,
+    n: Tensor,
+    ghn: Tensor,
+    q: Tensor,
+    a: Tensor,
+    c: Tensor,
+) -> tuple[Tensor, ...]:
+    """The reverse loop: every step's dp (B, T, H), dc (B, T, D), dq (B, T,
+    A), dgi and dgh (B, T, 3H); and dh0, d(Uk) (B, S, A) and dv (1, A)."""
+    hidden = hs.size(-1)
+    r, z = rz[..., :hidden], rz[..., hidden:]
+    prev_h = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)  # h_{t-1}
+    to_a_n = (1 - z) * (1 - n * n)
+    to_a_r = ghn * r * (1 - r)
+    to_a_z = (prev_h - n) * z * (1 - z)
+    to_p = 1 - fs * fs  # tanh' of Eq. 5
+    w_c_h, w_c_c = w_c[:, :hidden], w_c[:, hidden:]
+    dh, df = torch.zeros_like(h0), torch.zeros_like(h0)
+    d_projected = torch.zeros_like(projected)  # (B, S, A)
+    dv = torch.zeros_like(v)  # (1, A)
+    out: dict[str, list[Tensor]] = {k: [] for k in "dp dc dq dgi dgh".split()}
+    for t in reversed(range(hs.size(1))):
+        dp = (grad_f[:, t] + df) * to_p[:, t]  # (B, H)
+        dc = dp @ w_c_c  # (B, D)
+        da = torch.bmm(keys, dc.unsqueeze(2)).squeeze(2)  # (B, S)
+        at = a[:, t]
+        ds = at * (da - (at * da).sum(dim=1, keepdim=True))
+        u = torch.tanh(q[:, t].unsqueeze(1) + projected)  # (B, S, A), again
+        dv += torch.einsum("bs,bsa->a", ds, u).unsqueeze(0)
+        du = ds.unsqueeze(2) * v * (1 - u * u)  # (B, S, A)
+        d_projected += du
+        dq = du.sum(dim=1)  # (B, A)
+        dh = dh + dp @ w_c_h + dq @ w_q  # all that reaches h_t
+        da_n = dh * to_a_n[:, t]
+        dgh = torch.cat([da_n * to_a_r[:, t], dh * to_a_z[:, t], da_n * r[:, t]], 1)
+        dgi = torch.cat([dgh[:, : 2 * hidden], da_n], dim=1)  # (B, 3H)
+        df = dgi @ w_f  # the feed f_{t-1}'s gradient
+        dh = torch.addmm(dh * z[:, t], dgh, w_hh)  # dh_{t-1}
+        for name, value in zip(
+            "dp dc dq dgi dgh".split(), (dp, dc, dq, dgi, dgh), strict=True
+        ):
+            out[name].append(value)
+    dp, dc, dq, dgi, dgh = (
+        torch.stack(out[k][::-1], dim=1) for k in "dp dc dq dgi dgh".split()
+    )
+    return dp, dc, dq, dgi, dgh, dh, d_projected, dv
+
+
 def additive_feeding(
-    decoder: Any, emb: Tensor, h0: Tensor, memory: Any
+    loops: Any, decoder: Any, emb: Tensor, h0: Tensor, memory: Any
 ) -> tuple[Tensor, Tensor]:
-    """:class:`AdditiveFeeding` with the decoder's own weights."""
+    """:class:`AdditiveFeeding` with the decoder's own weights, its loops
+    ``loops`` (the Python ones off the CPU)."""
     cell, att = decoder.cells[0], decoder.attention
     args = (
         emb,
@@ -175,8 +242,10 @@ def additive_feeding(
         decoder.combine.weight,
         decoder.combine.bias,
     )
+    if emb.device.type != "cpu" or not hasattr(loops, "feeding_forward"):
+        loops = sys.modules[__name__]  # this module's Python loops
     if torch.is_autocast_enabled(emb.device.type):
         dtype = torch.get_autocast_dtype(emb.device.type)
         args = tuple(x.to(dtype) if x.is_floating_point() else x for x in args)
     with torch.autocast(emb.device.type, enabled=False):
-        return AdditiveFeeding.apply(*args)
+        return AdditiveFeeding.apply(loops, *args)

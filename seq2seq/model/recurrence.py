@@ -36,11 +36,12 @@ with ``gradcheck`` in float64 and against the step loop in float32.
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor, nn
+
+from seq2seq.model import feeding
 
 
 class GRUSequence(torch.autograd.Function):
@@ -346,6 +347,21 @@ class Loops(Protocol):
         w_hh: Tensor,
     ) -> tuple[Tensor, Tensor, Tensor]: ...
 
+    def feeding_forward(self, *tensors: Tensor) -> tuple[Tensor, ...]: ...
 
-# This module's loops as a Loops: the reference, and what runs off the CPU.
-PYTHON: Loops = cast(Loops, sys.modules[__name__])
+    def feeding_backward(self, *tensors: Tensor) -> tuple[Tensor, ...]: ...
+
+
+class _PythonLoops:
+    """The loops in Python, as a Loops: the reference, and what runs off the
+    CPU (the input-feeding step's are in feeding.py)."""
+
+    gru_forward = staticmethod(gru_forward)
+    gru_backward = staticmethod(gru_backward)
+    lstm_forward = staticmethod(lstm_forward)
+    lstm_backward = staticmethod(lstm_backward)
+    feeding_forward = staticmethod(feeding.feeding_forward)
+    feeding_backward = staticmethod(feeding.feeding_backward)
+
+
+PYTHON: Loops = _PythonLoops()
