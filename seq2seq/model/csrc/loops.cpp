@@ -9,6 +9,7 @@
 // SLEEF library inside libtorch). Everything that does not depend on the
 // previous step (the input projection before, the weight gradients after)
 // stays in recurrence.py as GEMMs over all steps.
+#include <ATen/Parallel.h>
 #include <ATen/cpu/vec/vec.h>
 #include <torch/extension.h>
 
@@ -28,6 +29,15 @@ inline Vectorized<T> sigmoid(const Vectorized<T>& x) {
   return one / (one + x.neg().exp());
 }
 
+// Row b of a step's work, for every b in [0, n), on ATen's threads (rows are
+// independent within a step).
+template <class F>
+void each_row(int64_t n, const F& f) {
+  at::parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) f(b);
+  });
+}
+
 // Per-row views of (K, ...) tensors: the GEMM of recurrence k.
 std::vector<Tensor> per_k(const Tensor& t) { return t.unbind(0); }
 
@@ -45,7 +55,7 @@ void gru_gates(const Rows& s, int64_t t, const T* gi_t, int64_t gi_row, const T*
                T* h, T* hs, T* rz, T* n, T* ghn) {
   using V = Vectorized<T>;
   const int64_t H = s.hidden, W = V::size();
-  for (int64_t b = 0; b < s.rows; ++b) {
+  each_row(s.rows, [&](int64_t b) {
     const T* gi_b = gi_t + b * gi_row;
     const T* gh_b = gh + b * 3 * H;
     T* h_b = h + b * H;
@@ -67,7 +77,7 @@ void gru_gates(const Rows& s, int64_t t, const T* gi_t, int64_t gi_row, const T*
       hn.store(hs_b + j, c);
       hn.store(h_b + j, c);
     }
-  }
+  });
 }
 
 template <typename T>
@@ -77,7 +87,7 @@ void gru_back_gates(const Rows& s, int64_t t, const T* h0, T* dh, const T* grad,
   using V = Vectorized<T>;
   const int64_t H = s.hidden, W = V::size();
   const V one(T(1));
-  for (int64_t b = 0; b < s.rows; ++b) {
+  each_row(s.rows, [&](int64_t b) {
     T* dh_b = dh + b * H;
     const T* g_b = grad ? grad + s.at(b, t, 1) : nullptr;  // null: dh holds it all
     const T* hp_b = t > 0 ? hs + s.at(b, t - 1, 1) : h0 + b * H;  // h_{t-1}
@@ -102,7 +112,7 @@ void gru_back_gates(const Rows& s, int64_t t, const T* h0, T* dh, const T* grad,
       (da_n * r).store(dgh_b + 2 * H + j, c);
       (d * z).store(dh_b + j, c);  // dh_{t-1} before the GEMM adds dgh W_hh
     }
-  }
+  });
 }
 
 template <typename T>
@@ -110,7 +120,7 @@ void lstm_gates(const Rows& s, int64_t t, const T* a, T* c, T* h, T* act, T* hs,
                 T* cs) {
   using V = Vectorized<T>;
   const int64_t H = s.hidden, W = V::size();
-  for (int64_t b = 0; b < s.rows; ++b) {
+  each_row(s.rows, [&](int64_t b) {
     const T* a_b = a + b * 4 * H;
     T* c_b = c + b * H;
     T* h_b = h + b * H;
@@ -132,7 +142,7 @@ void lstm_gates(const Rows& s, int64_t t, const T* a, T* c, T* h, T* act, T* hs,
       hn.store(h_b + j, m);
       hn.store(hs + s.at(b, t, 1) + j, m);
     }
-  }
+  });
 }
 
 template <typename T>
@@ -142,7 +152,7 @@ void lstm_back_gates(const Rows& s, int64_t t, const T* c0, const T* dh, T* dc,
   using V = Vectorized<T>;
   const int64_t H = s.hidden, W = V::size();
   const V one(T(1));
-  for (int64_t b = 0; b < s.rows; ++b) {
+  each_row(s.rows, [&](int64_t b) {
     const T* dh_b = dh + b * H;
     T* dc_b = dc + b * H;
     const T* act_b = act + s.at(b, t, 4);
@@ -162,7 +172,7 @@ void lstm_back_gates(const Rows& s, int64_t t, const T* c0, const T* dh, T* dc,
       (d_h * tc * o * (one - o)).store(da_b + 3 * H + j, m);
       (d_c * f).store(dc_b + j, m);  // dc_{t-1}
     }
-  }
+  });
 }
 
 // Additive attention for one step, row by row (feeding.py's equations):
@@ -170,10 +180,11 @@ void lstm_back_gates(const Rows& s, int64_t t, const T* c0, const T* dh, T* dc,
 template <typename T>
 void attend(int64_t B, int64_t S, int64_t A, int64_t D, const T* q, const T* P,
             const bool* mask, const T* v, const T* keys, T* a, int64_t a_row, T* c,
-            int64_t c_row, T* scores) {
+            int64_t c_row) {
   using V = Vectorized<T>;
   const int64_t W = V::size();
-  for (int64_t b = 0; b < B; ++b) {
+  each_row(B, [&](int64_t b) {
+    std::vector<T> scores(S);
     const T* q_b = q + b * A;
     T top = -std::numeric_limits<T>::infinity();
     for (int64_t j = 0; j < S; ++j) {
@@ -210,7 +221,7 @@ void attend(int64_t B, int64_t S, int64_t A, int64_t D, const T* q, const T* P,
         at::vec::fmadd(w, V::loadu(k + x, m), V::loadu(c_b + x, m)).store(c_b + x, m);
       }
     }
-  }
+  });
 }
 
 // Its backward for one step, row by row: da_j = dc . k_j, ds = a (da - sum a da),
@@ -218,11 +229,13 @@ void attend(int64_t B, int64_t S, int64_t A, int64_t D, const T* q, const T* P,
 template <typename T>
 void attend_back(int64_t B, int64_t S, int64_t A, int64_t D, const T* q,
                  const T* P, const T* v, const T* keys, const T* a, int64_t a_row,
-                 const T* dc, T* dq, T* dP, T* dv, T* ds) {
+                 const T* dc, T* dq, T* dP, T* dv_parts) {
   using V = Vectorized<T>;
   const int64_t W = V::size();
   const V one(T(1));
-  for (int64_t b = 0; b < B; ++b) {
+  each_row(B, [&](int64_t b) {
+    std::vector<T> ds(S);
+    T* dv = dv_parts + at::get_thread_num() * A;  // this thread's share of dv
     const T* a_b = a + b * a_row;
     const T* dc_b = dc + b * D;
     T weighted = 0;
@@ -256,21 +269,21 @@ void attend_back(int64_t B, int64_t S, int64_t A, int64_t D, const T* q,
         (V::loadu(dq_b + x, m) + du).store(dq_b + x, m);
       }
     }
-  }
+  });
 }
 
 template <typename T>
 void tanh_rows(int64_t B, int64_t H, T* x, T* out, int64_t out_row) {
   using V = Vectorized<T>;
   const int64_t W = V::size();
-  for (int64_t b = 0; b < B; ++b) {
+  each_row(B, [&](int64_t b) {
     for (int64_t j = 0; j < H; j += W) {
       const int64_t m = std::min(W, H - j);
       V y = V::loadu(x + b * H + j, m).tanh();
       y.store(x + b * H + j, m);
       y.store(out + b * out_row + j, m);
     }
-  }
+  });
 }
 
 void check(const std::vector<Tensor>& tensors) {
@@ -428,7 +441,6 @@ std::vector<Tensor> feeding_forward(Tensor gi_e, Tensor h0, Tensor keys,
   auto h = h0.contiguous().clone(), f = at::zeros({B, H}, o);
   auto gi = at::empty({B, 3 * H}, o), gh = at::empty({B, 3 * H}, o);
   auto q = at::empty({B, A}, o), c = at::empty({B, D}, o), p = at::empty({B, H}, o);
-  auto scores = at::empty({S}, o);
   auto w_f_t = w_f.t(), w_hh_t = w_hh.t(), w_q_t = w_q.t();
   auto w_c_h_t = w_c.narrow(1, 0, H).t(), w_c_c_t = w_c.narrow(1, H, D).t();
   at::NoGradGuard no_grad;
@@ -447,8 +459,7 @@ std::vector<Tensor> feeding_forward(Tensor gi_e, Tensor h0, Tensor keys,
       attend<scalar_t>(B, S, A, D, q.const_data_ptr<scalar_t>(),
                        projected.const_data_ptr<scalar_t>(), mask.const_data_ptr<bool>(),
                        v.const_data_ptr<scalar_t>(), keys.const_data_ptr<scalar_t>(),
-                       as.data_ptr<scalar_t>() + t * S, T * S, c.data_ptr<scalar_t>(), D,
-                       scores.data_ptr<scalar_t>());
+                       as.data_ptr<scalar_t>() + t * S, T * S, c.data_ptr<scalar_t>(), D);
     });
     cs.select(1, t).copy_(c);
     at::addmm_out(p, b_c, h, w_c_h_t);
@@ -492,10 +503,10 @@ std::vector<Tensor> feeding_backward(Tensor grad_f, Tensor h0, Tensor keys,
   auto dq = at::empty({B, T, A}, o);
   auto dgi = at::empty({B, T, 3 * H}, o), dgh = at::empty({B, T, 3 * H}, o);
   auto dh = at::zeros({B, H}, o), df = at::zeros({B, H}, o);
-  auto d_projected = at::zeros({B, S, A}, o), dv = at::zeros({1, A}, o);
+  auto d_projected = at::zeros({B, S, A}, o);
+  auto dv_parts = at::zeros({at::get_num_threads(), A}, o);  // summed at the end
   auto dc_t = at::empty({B, D}, o), dq_t = at::empty({B, A}, o);
   auto q_t = at::empty({B, A}, o);
-  auto ds = at::empty({S}, o);
   auto w_c_h = w_c.narrow(1, 0, H), w_c_c = w_c.narrow(1, H, D);
   at::NoGradGuard no_grad;
   for (int64_t t = T - 1; t >= 0; --t) {
@@ -527,8 +538,8 @@ std::vector<Tensor> feeding_backward(Tensor grad_f, Tensor h0, Tensor keys,
                             v.const_data_ptr<scalar_t>(), keys.const_data_ptr<scalar_t>(),
                             as.const_data_ptr<scalar_t>() + t * S, T * S,
                             dc_t.const_data_ptr<scalar_t>(), dq_t.data_ptr<scalar_t>(),
-                            d_projected.data_ptr<scalar_t>(), dv.data_ptr<scalar_t>(),
-                            ds.data_ptr<scalar_t>());
+                            d_projected.data_ptr<scalar_t>(),
+                            dv_parts.data_ptr<scalar_t>());
     });
     dq.select(1, t).copy_(dq_t);
     dh.addmm_(dq_t, w_q);
@@ -542,7 +553,7 @@ std::vector<Tensor> feeding_backward(Tensor grad_f, Tensor h0, Tensor keys,
     at::mm_out(df, dgi.select(1, t), w_f);
     dh.addmm_(dgh.select(1, t), w_hh);
   }
-  return {dp, dc, dq, dgi, dgh, dh, d_projected, dv};
+  return {dp, dc, dq, dgi, dgh, dh, d_projected, dv_parts.sum(0, true)};
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
