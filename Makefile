@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml constraints.txt
 # with g++, again when their source or torch changes; without a compiler one
 # line says the Python loops will run.
 BUILT := seq2seq/model/csrc/build/.built
-$(BUILT): $(STAMP) seq2seq/model/csrc/loops.cpp
+$(BUILT): $(STAMP) $(wildcard seq2seq/model/csrc/*.cpp seq2seq/model/csrc/*.h)
 	$(PY) -m seq2seq.model.compiled
 	mkdir -p $(dir $(BUILT)) && touch $(BUILT)
 

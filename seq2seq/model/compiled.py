@@ -1,5 +1,6 @@
-"""The recurrences' step loops compiled (csrc/loops.cpp): built once per
-machine, loaded when a model is built, or the reason they are not.
+"""The recurrences' step loops compiled (csrc/: loops.cpp, the GRU and
+LSTM; feeding.cpp, the input-feeding step; gates.h, what they share): built
+once per machine, loaded when a model is built, or the reason they are not.
 
 ``make install`` builds them (``python -m seq2seq.model.compiled``) with
 ``torch.utils.cpp_extension`` and the machine's C++ compiler, for AVX2 + FMA
@@ -26,7 +27,8 @@ from types import ModuleType
 import torch
 
 NAME = "seq2seq_loops"
-SOURCE = Path(__file__).parent / "csrc" / "loops.cpp"
+CSRC = Path(__file__).parent / "csrc"
+SOURCES = [CSRC / "loops.cpp", CSRC / "feeding.cpp"]
 # AVX2 + FMA, and ATen's vector types for that capability (their exp and
 # tanh come from the SLEEF library inside libtorch).
 FLAGS = ["-O3", "-mavx2", "-mfma", "-DCPU_CAPABILITY=AVX2", "-DCPU_CAPABILITY_AVX2"]
@@ -34,10 +36,12 @@ FLAGS = ["-O3", "-mavx2", "-mfma", "-DCPU_CAPABILITY=AVX2", "-DCPU_CAPABILITY_AV
 
 def build_dir() -> Path:
     """Where this source, built with these flags for this torch, lives."""
-    key = hashlib.sha256(SOURCE.read_bytes())
+    key = hashlib.sha256()
+    for source in [*SOURCES, CSRC / "gates.h"]:
+        key.update(source.read_bytes())
     for part in (*FLAGS, torch.__version__, sys.version, platform.machine()):
         key.update(part.encode())
-    return SOURCE.parent / "build" / key.hexdigest()[:16]
+    return CSRC / "build" / key.hexdigest()[:16]
 
 
 def unsupported() -> str | None:
@@ -70,14 +74,14 @@ def load() -> tuple[ModuleType | None, str]:
 
 
 def build(verbose: bool = False) -> Path:
-    """Compile csrc/loops.cpp into :func:`build_dir` (a minute on 2 cores)."""
+    """Compile csrc/ into :func:`build_dir` (under a minute on 2 cores)."""
     from torch.utils.cpp_extension import load as compile_and_load
 
     folder = build_dir()
     folder.mkdir(parents=True, exist_ok=True)
     compile_and_load(
         NAME,
-        [str(SOURCE)],
+        [str(source) for source in SOURCES],
         extra_cflags=FLAGS,
         build_directory=str(folder),
         verbose=verbose,
