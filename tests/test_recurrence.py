@@ -343,3 +343,19 @@ def test_the_lstm_sequence_equals_the_cell_step_by_step(loops: Loops) -> None:
     ours = torch.autograd.grad((out_h[0] * probe).sum() + out_c[0].sum(), leaves)
     for a, b in zip(ours, ref, strict=True):  # 1e-5 of each gradient's scale
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5 * b.abs().max().item())
+
+
+@pytest.mark.parametrize("feeding", [False, True])
+def test_bf16_autocast_trains_on_the_python_loops(feeding, toy_batch) -> None:
+    """The compiled loops are built for fp32 and fp64: under bf16 autocast
+    (train.precision: bf16) a model on the compiled path runs the Python
+    loops instead, and trains."""
+    compiled_loops()
+    m = model("additive", layers=1, feeding=feeding, path="compiled")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss, _ = loss_sum(m, *toy_batch)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(
+        torch.isfinite(p.grad).all() for p in m.parameters() if p.grad is not None
+    )

@@ -242,10 +242,11 @@ def additive_feeding(
         decoder.combine.weight,
         decoder.combine.bias,
     )
-    if emb.device.type != "cpu" or not hasattr(loops, "feeding_forward"):
-        loops = sys.modules[__name__]  # this module's Python loops
     if torch.is_autocast_enabled(emb.device.type):
         dtype = torch.get_autocast_dtype(emb.device.type)
         args = tuple(x.to(dtype) if x.is_floating_point() else x for x in args)
+    compiled = hasattr(loops, "feeding_forward") and emb.device.type == "cpu"
+    if not compiled or args[0].dtype not in (torch.float32, torch.float64):
+        loops = sys.modules[__name__]  # this module's Python loops
     with torch.autocast(emb.device.type, enabled=False):
         return AdditiveFeeding.apply(loops, *args)
