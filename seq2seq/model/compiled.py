@@ -23,8 +23,11 @@ import time
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import torch
+
+from seq2seq.model.recurrence import PYTHON
 
 NAME = "seq2seq_loops"
 CSRC = Path(__file__).parent / "csrc"
@@ -69,8 +72,44 @@ def load() -> tuple[ModuleType | None, str]:
     spec = importlib.util.spec_from_file_location(NAME, library)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except (ImportError, OSError) as err:  # a build cut short, or damaged
+        return None, f"the compiled loops do not load ({err}); rerun make install"
     return module, "compiled"
+
+
+class CompiledLoops:
+    """The compiled loops as a recurrence.Loops. They are built for CPU
+    tensors in fp32 and fp64; any other (a GPU, bf16 autocast) goes to the
+    Python loops, decided here for every caller."""
+
+    DTYPES = (torch.float32, torch.float64)
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+
+    def _for(self, x: torch.Tensor) -> Any:
+        fits = x.device.type == "cpu" and x.dtype in self.DTYPES
+        return self.module if fits else PYTHON
+
+    def gru_forward(self, gi: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self._for(gi).gru_forward(gi, *rest)
+
+    def gru_backward(self, grad: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self._for(grad).gru_backward(grad, *rest)
+
+    def lstm_forward(self, gi: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self._for(gi).lstm_forward(gi, *rest)
+
+    def lstm_backward(self, grad: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self._for(grad).lstm_backward(grad, *rest)
+
+    def feeding_forward(self, gi_e: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self._for(gi_e).feeding_forward(gi_e, *rest)
+
+    def feeding_backward(self, grad: torch.Tensor, *rest: torch.Tensor) -> Any:
+        return self._for(grad).feeding_backward(grad, *rest)
 
 
 def build(verbose: bool = False) -> Path:

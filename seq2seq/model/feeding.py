@@ -32,7 +32,6 @@ both against it and with gradcheck.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import torch
@@ -224,8 +223,8 @@ def feeding_backward(
 def additive_feeding(
     loops: Any, decoder: Any, emb: Tensor, h0: Tensor, memory: Any
 ) -> tuple[Tensor, Tensor]:
-    """:class:`AdditiveFeeding` with the decoder's own weights, its loops
-    ``loops`` (the Python ones off the CPU)."""
+    """:class:`AdditiveFeeding` with the decoder's own weights, run by
+    ``loops``."""
     cell, att = decoder.cells[0], decoder.attention
     args = (
         emb,
@@ -245,8 +244,5 @@ def additive_feeding(
     if torch.is_autocast_enabled(emb.device.type):
         dtype = torch.get_autocast_dtype(emb.device.type)
         args = tuple(x.to(dtype) if x.is_floating_point() else x for x in args)
-    compiled = hasattr(loops, "feeding_forward") and emb.device.type == "cpu"
-    if not compiled or args[0].dtype not in (torch.float32, torch.float64):
-        loops = sys.modules[__name__]  # this module's Python loops
     with torch.autocast(emb.device.type, enabled=False):
         return AdditiveFeeding.apply(loops, *args)

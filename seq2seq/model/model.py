@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 from torch import Tensor, nn
 
@@ -136,18 +135,15 @@ def choose_path(cfg: ModelConfig, requested: str) -> RecurrencePath:
     load and the model is supported, else the Python loops, else steps."""
     if requested == "steps":
         return RecurrencePath("steps", None)
-    if why := fastpath.unsupported(cfg, requested):
-        if requested != "auto":
-            raise UserError(f"train.recurrence {why}; use auto or steps")
-    if requested == "auto" and fastpath.unsupported(cfg, "sequence"):
-        return RecurrencePath(
-            "steps", None, "the sequence paths do not support this model"
-        )
+    if why := fastpath.unsupported(cfg, "sequence"):  # compiled: the same model
+        if requested == "auto":
+            return RecurrencePath("steps", None, why)
+        raise UserError(f"train.recurrence {why}; use auto or steps")
     if requested == "sequence":
         return RecurrencePath("sequence", PYTHON)
     module, why = compiled.load()
     if module is not None:
-        return RecurrencePath("compiled", cast(Loops, module))
+        return RecurrencePath("compiled", compiled.CompiledLoops(module))
     if requested == "compiled":
         raise UserError(f"train.recurrence compiled: {why}; use auto or sequence")
     return RecurrencePath("sequence", PYTHON, why)

@@ -166,9 +166,6 @@ def run_gru(
     return _apply(GRUSequence, loops, [x, h0], weights)
 
 
-COMPILED_DTYPES = (torch.float32, torch.float64)  # what csrc/ is built for
-
-
 def _apply(
     fn: type[torch.autograd.Function],
     loops: Loops,
@@ -177,17 +174,15 @@ def _apply(
 ) -> Any:
     """``fn.apply(loops, *tensors, w_ih, w_hh, b_ih, b_hh)`` with recurrence
     k's weights stacked as (K, ...); under autocast everything is cast to the
-    autocast dtype first, as a cell's own matmuls would be. The compiled
-    loops run on the CPU in fp32 and fp64 only: elsewhere (a GPU, bf16
-    autocast) the Python ones run."""
+    autocast dtype first, as a cell's own matmuls would be (the compiled
+    loops send what they are not built for to the Python ones:
+    compiled.CompiledLoops)."""
     params = [torch.stack(w) for w in zip(*weights, strict=True)]  # (K, ...) each
     inputs = [*tensors, *params]
     device = inputs[0].device.type
     if torch.is_autocast_enabled(device):
         dtype = torch.get_autocast_dtype(device)
         inputs = [t.to(dtype) for t in inputs]
-    if device != "cpu" or inputs[0].dtype not in COMPILED_DTYPES:
-        loops = PYTHON  # the compiled loops: fp32 and fp64 on the CPU
     with torch.autocast(device, enabled=False):
         return fn.apply(loops, *inputs)
 
