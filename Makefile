@@ -73,11 +73,12 @@ notebooks: install
 test: install
 	$(PY) -m pytest -q
 
-## Lint, format check (ruff, 88 columns) and the import contracts (import-linter).
+## Lint, format check (ruff, 88 columns), the import contracts (import-linter) and the types (mypy).
 check: $(STAMP)
 	$(VENV)/bin/ruff check seq2seq tests scripts docs/notebooks
 	$(VENV)/bin/ruff format --check seq2seq tests scripts docs/notebooks
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format seq2seq tests scripts docs/notebooks

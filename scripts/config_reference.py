@@ -114,7 +114,7 @@ def modes_table() -> list[str]:
         "(how to add one: [add-a-mode.md](add-a-mode.md)).\n",
         "| mode | what the decoder sees |\n|---|---|",
     ]
-    for m in modes.MODES.values():
+    for m in modes.registry().values():
         size = " Needs decoder size = encoder output size." if m.query_is_key else ""
         out.append(f"| `{m.name}` | {m.summary}.{size} |")
     return out

@@ -70,16 +70,14 @@ def main() -> None:
     os.chdir(REPO)  # the experiment file's paths are relative to the repository
     exp, jobs, results = demo_results(path)
     cfg = jobs[0].resolved()
-    aligned = [
-        job for job, r in zip(jobs, results, strict=True) if r["aer"] is not None
-    ]
+    aligned = [job for job, r in zip(jobs, results, strict=True) if r.aer is not None]
     test_src = Path((cfg.data.test or cfg.data.val).src)
     if aligned:
         heatmap(aligned[-1].run_dir, test_src, exp.root)
     minutes = (time.monotonic() - start) / 60
     print(f"\nTest BLEU by source length (words), shipped corpus, {minutes:.1f} min:\n")
     print(table(results, [j.seed for j in jobs] if len(exp.seeds) > 1 else ()))
-    print(f"\n{results[0]['signature']}")
+    print(f"\n{results[0].scores.signature}")
     here = Path.cwd()
     root = exp.root.resolve()
     shown = root.relative_to(here) if root.is_relative_to(here) else root

@@ -1,10 +1,9 @@
 """seq2seq: what does attention buy an RNN encoder-decoder?
 
-The package's floor plan is docs/architecture.md. Importing it registers
-every attention mode (model/attention.py fills the registry in modes.py), so
-the registry is complete before any config is read.
+The package's floor plan is docs/architecture.md. Importing it imports
+nothing else (so `seq2seq --help` answers without loading torch); the
+attention modes register themselves the first time the registry is read
+(seq2seq/modes.py).
 """
-
-from seq2seq.model import attention as _attention  # noqa: F401 (registers modes)
 
 __version__ = "0.1.0"

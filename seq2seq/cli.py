@@ -311,16 +311,13 @@ def experiment_command(args: argparse.Namespace) -> None:
 
 
 def compare_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.compare import compare, markdown
+    from seq2seq.lab.compare import OUTPUTS, SIGNIFICANCE, compare, markdown
 
     results = compare(args.run_dirs, args.split, args.out, args.device, decoding(args))
     print(markdown(results))
-    if (args.out / "significance.md").is_file():
-        print("\n" + (args.out / "significance.md").read_text(encoding="utf-8"))
-    print(
-        f"\nwrote {args.out}/: compare.md, compare.csv, compare.json, "
-        "bleu_by_length.png"
-    )
+    if (args.out / SIGNIFICANCE).is_file():
+        print("\n" + (args.out / SIGNIFICANCE).read_text(encoding="utf-8"))
+    print(f"\nwrote {args.out}/: {', '.join(OUTPUTS)}")
 
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
@@ -355,7 +352,7 @@ def explore_command(args: argparse.Namespace) -> None:
 
     explorer = Explorer(args.run_dirs, args.device)
     httpd = server(explorer, args.host, args.port, args.sample)
-    host, port = httpd.server_address[:2]
+    host, port = str(httpd.server_address[0]), httpd.server_address[1]
     names = ", ".join(r.name for r in explorer.runs)
     print(f"serving {names} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     if explorer.test_note:

@@ -159,7 +159,7 @@ class ModelConfig:
     decoder: DecoderConfig = key(factory=DecoderConfig, help="the target writer")
 
     def __post_init__(self) -> None:
-        mode = modes.MODES.get(self.attention)
+        mode = modes.registry().get(self.attention)
         if mode is not None and mode.query_is_key:
             keys = self.encoder.hidden_size * (2 if self.encoder.bidirectional else 1)
             _check(
@@ -341,7 +341,7 @@ def _check(ok: bool, key: str, why: str) -> None:
 
 # Keys that were renamed, with how their old values read now: a run's saved
 # config.yaml keeps loading, and keeps the path it trained with.
-RENAMED = {
+RENAMED: dict[tuple[str, str], tuple[str, dict[bool, object]]] = {
     ("train", "fused_recurrence"): ("recurrence", {False: "steps", True: "sequence"}),
     ("train", "fused_loss"): ("chunked_loss", {False: False, True: True}),
 }

@@ -34,7 +34,8 @@ def os_error(err: OSError) -> str:
     where = "a file" if err.filename is None else str(err.filename)
     if err.filename2 is not None:  # a rename: both ends
         where += f" -> {err.filename2}"
-    hint = HINTS.get(err.errno, "check the path and its permissions")
+    default = "check the path and its permissions"
+    hint = default if err.errno is None else HINTS.get(err.errno, default)
     return f"{where}: {err.strerror or err}; {hint}"
 
 

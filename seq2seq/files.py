@@ -43,7 +43,7 @@ def naming(path: Path) -> Iterator[None]:
         raise
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
+def atomic_write(path: Path, data: bytes | memoryview | str) -> None:
     """``path`` holds ``data`` (text as UTF-8), or is as it was before."""
     path = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data

@@ -11,12 +11,15 @@ and everything else reads it here: the values ``model.attention`` accepts
 every registered mode through the shared attention, model and search tests.
 
 The registry sits beside the layers, so that the config (below the model)
-can check a name; the model layer fills it. ``seq2seq/__init__.py`` imports
-model/attention.py, so every mode is registered before any config is read.
+can check a name; the model layer fills it. Every reader goes through
+:func:`registry`, which imports model/attention.py (and with it torch) the
+first time, so every mode is registered before any config is checked, and a
+command that reads no config (``seq2seq --help``) never loads torch.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +46,7 @@ class Mode:
     query_is_key: bool = False  # scores need decoder size == encoder output size
 
 
-MODES: dict[str, Mode] = {}
+MODES: dict[str, Mode] = {}  # read it through registry()
 
 
 def register(
@@ -55,14 +58,22 @@ def register(
     MODES[name] = Mode(name, build, summary, query_is_key)
 
 
+def registry() -> dict[str, Mode]:
+    """Every mode, registered by model/attention.py on its first import (by
+    name, not a static import: the model layer sits above this module)."""
+    importlib.import_module("seq2seq.model.attention")
+    return MODES
+
+
 def names() -> tuple[str, ...]:
     """Every registered mode, in registration order."""
-    return tuple(MODES)
+    return tuple(registry())
 
 
 def mode(name: str) -> Mode:
-    if name not in MODES:
+    known = registry()
+    if name not in known:
         raise UserError(
-            f"config key 'model.attention': {name!r} is not one of {', '.join(MODES)}"
+            f"config key 'model.attention': {name!r} is not one of {', '.join(known)}"
         )
-    return MODES[name]
+    return known[name]

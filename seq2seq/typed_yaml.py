@@ -90,10 +90,15 @@ class Range:
         return above and below
 
     def __str__(self) -> str:
-        if self.hi is None:
-            return f"{'>' if self.lo_open else '>='} {number(self.lo)}"
+        lo, hi = self.lo, self.hi
+        if lo is None and hi is None:
+            return "any number"
+        if hi is None:
+            return f"{'>' if self.lo_open else '>='} {number(lo or 0)}"
+        if lo is None:
+            return f"{'<' if self.hi_open else '<='} {number(hi)}"
         left, right = "(" if self.lo_open else "[", ")" if self.hi_open else "]"
-        return f"in {left}{number(self.lo)}, {number(self.hi)}{right}"
+        return f"in {left}{number(lo)}, {number(hi)}{right}"
 
 
 def number(x: float) -> str:
@@ -180,7 +185,7 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
         if not isinstance(value, list | tuple):
             raise UserError(f"config key '{key}': expected a list, got {value!r}")
         return tuple(_coerce(args[0], v, f"{key}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return build(tp, value, key)
     return _scalar(tp, value, key)
 

@@ -31,7 +31,7 @@ def modules() -> dict[str, att.Attention]:
     """Every registered mode (seq2seq/modes.py), built at the sizes above: a
     mode registered without passing the checks below fails the suite."""
     torch.manual_seed(0)
-    return {name: m.build(SIZES) for name, m in modes.MODES.items()}
+    return {name: m.build(SIZES) for name, m in modes.registry().items()}
 
 
 ALIGNING = [n for n, m in modules().items() if m.has_alignment]

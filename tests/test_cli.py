@@ -40,6 +40,29 @@ def test_help_lists_the_commands() -> None:
 
 
 @pytest.mark.parametrize(
+    "args",
+    [["--help"], ["train", "--help"], ["train", "--bogus"], ["evaluate"]],
+    ids=["help", "command help", "bad option", "missing argument"],
+)
+def test_help_and_argument_errors_never_load_torch(args: list[str]) -> None:
+    # Not a timing (none here): what makes them slow is importing torch, about
+    # a second; without it they answer in under 0.1 s (docs/cli.md).
+    code = (
+        "import sys\n"
+        "from seq2seq.cli import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('torch' in sys.modules, file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert proc.stderr.strip().splitlines()[-1] == "False", proc.stderr
+
+
+@pytest.mark.parametrize(
     ("override", "needle"),
     [
         ("model.atention=none", "did you mean 'model.attention'"),

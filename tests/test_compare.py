@@ -166,13 +166,13 @@ def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(
     there; without best.pt the saved result stands."""
     run = Path(shutil.copytree(runs[1], tmp_path / "copy"))
     saved = json.loads((run / "eval_test.json").read_text())
-    assert cached_evaluate(run, "test", "cpu") == saved
+    assert cached_evaluate(run, "test", "cpu").to_dict() == saved
     payload = torch.load(run / "best.pt", weights_only=True)
     payload["state"]["step"] = saved["step"] + 1  # as if trained further
     torch.save(payload, run / "best.pt")
     redone = cached_evaluate(run, "test", "cpu")
-    assert redone["step"] == saved["step"] + 1
-    assert json.loads((run / "eval_test.json").read_text()) == redone
+    assert redone.step == saved["step"] + 1
+    assert json.loads((run / "eval_test.json").read_text()) == redone.to_dict()
     # without its hypotheses (which the bootstrap reads) it is redone as well
     (run / "hyp_test.txt").unlink()
     assert cached_evaluate(run, "test", "cpu") == redone
@@ -238,21 +238,21 @@ def test_compare_with_beam_search_keeps_greedy_results(runs, tmp_path: Path) -> 
 def test_ablation_reports_its_bleu_drop_in_compare(runs, tmp_path: Path) -> None:
     ablated = evaluate(runs[1], "test", device_name="cpu", ablation="shuffle")
     base = json.loads((runs[1] / "eval_test.json").read_text())
-    assert ablated["bleu_drop"] == pytest.approx(base["bleu"] - ablated["bleu"])
-    assert ablated["ablation"] == "shuffle" and ablated["aer"] is None
+    assert ablated.bleu_drop == pytest.approx(base["bleu"] - ablated.bleu)
+    assert ablated.ablation == "shuffle" and ablated.aer is None
     assert (runs[1] / "eval_test_ablate-shuffle.json").is_file()
     results = compare(runs, "test", tmp_path / "c", "cpu")
     assert results[0]["ablation_drops"] == {}
-    assert results[1]["ablation_drops"] == {"shuffle": ablated["bleu_drop"]}
+    assert results[1]["ablation_drops"] == {"shuffle": ablated.bleu_drop}
     head = (tmp_path / "c" / "compare.md").read_text().splitlines()[0]
     assert "BLEU drop, shuffle attention" in head
     with pytest.raises(UserError, match="no attention to ablate"):
         evaluate(runs[0], "test", device_name="cpu", ablation="uniform")
     # an ablation of an older checkpoint than the one scored is left out
     path = runs[1] / "eval_test_ablate-shuffle.json"
-    path.write_text(json.dumps(ablated | {"step": base["step"] - 1}))
+    path.write_text(json.dumps(ablated.to_dict() | {"step": base["step"] - 1}))
     assert ablation_drops(runs[1], "test", base["step"]) == {}
-    path.write_text(json.dumps(ablated))
+    path.write_text(ablated.to_json())
 
 
 def test_a_run_named_twice_is_refused(runs, tmp_path: Path) -> None:

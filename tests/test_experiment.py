@@ -121,7 +121,9 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
         assert (expected in train) if expected else (" train " not in train)
     # An evaluation made while it trained neither ends the training nor stands
     # for the final model: resumed, then evaluated again.
-    (job.run_dir / "eval_test.json").write_text(json.dumps({"step": 5}))
+    scored = {"run": "run", "split": "test", "mode": "dot", "params": 1, "n": 1}
+    scored |= {"bleu": 1.0, "chrf": 1.0, "signature": "", "buckets": [], "step": 5}
+    (job.run_dir / "eval_test.json").write_text(json.dumps(scored))
     (job.run_dir / "hyp_test.txt").write_text("a\n")
     assert job.evaluated("test") and job.done(["test"])
     torch.save({"model": {}, "state": {"step": 5}}, job.run_dir / "last.pt")

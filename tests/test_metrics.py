@@ -37,8 +37,8 @@ def test_bleu_by_length_counts_add_up() -> None:
     hyps = ["a b c d", "x y", "a b c d e f g h i j k l"]
     refs = ["a b c d", "p q", "a b c d e f g h i j k l"]
     out = bleu_by_length(hyps, refs, [4, 2, 12], [5, 10])
-    assert [b["n"] for b in out] == [2, 0, 1]
-    assert out[1]["bleu"] is None and round(out[2]["bleu"], 6) == 100.0
+    assert [b.n for b in out] == [2, 0, 1]
+    assert out[1].bleu is None and round(out[2].bleu or 0, 6) == 100.0
 
 
 def test_sentences_written_are_counted_per_k() -> None:
@@ -47,12 +47,12 @@ def test_sentences_written_are_counted_per_k() -> None:
     hyps = ["A dog runs.", "A man sits and two kids play.", "Cats sleep. Me."]
     groups = [[0], [1, 2], [3, 4, 5]]
     out = bleu_by_sentences(hyps, refs, groups)
-    assert [(b["k"], b["hyp_sentences"], b["ref_sentences"]) for b in out] == [
+    assert [(b.k, b.hyp_sentences, b.ref_sentences) for b in out] == [
         (1, 1.0, 1.0),
         (2, 1.0, 2.0),
         (3, 2.0, 3.0),
     ]
-    assert round(out[0]["bleu"], 6) == 100.0 and out[1]["bleu"] < 99.0
+    assert round(out[0].bleu, 6) == 100.0 and out[1].bleu < 99.0
     assert sentence_count("3.5 m. high") == 1  # a decimal point ends nothing
     assert sentence_count("no mark") == 0
 

@@ -21,6 +21,7 @@ from seq2seq.lab.probe import (
     probe,
     train_probe,
 )
+from seq2seq.results import PositionScore, ProbeResult
 
 
 def examples(vectors: torch.Tensor, targets: torch.Tensor) -> Examples:
@@ -55,14 +56,14 @@ def test_by_position_and_relative_position() -> None:
     hits = torch.tensor([True, False, True, True, False])
     positions = torch.tensor([0, 1, 0, 1, 2])
     words = torch.tensor([2, 2, 3, 3, 3])
-    assert by_position(hits, positions) == [
-        {"position": 1, "n": 2, "accuracy": 1.0},
-        {"position": 2, "n": 2, "accuracy": 0.5},
-        {"position": 3, "n": 1, "accuracy": 0.0},
-    ]
+    assert by_position(hits, positions) == (
+        PositionScore(1, 2, 1.0),
+        PositionScore(2, 2, 0.5),
+        PositionScore(3, 1, 0.0),
+    )
     rel = by_relative_position(hits, positions, words, bins=2)
     # relative positions 0, 1, 0, 0.5, 1: [0, 0.5) holds 2, [0.5, 1] holds 3
-    assert [(b["n"], b["accuracy"]) for b in rel] == [
+    assert [(b.n, b.accuracy) for b in rel] == [
         (2, 1.0),
         (3, pytest.approx(1 / 3)),
     ]
@@ -73,11 +74,11 @@ def test_output_recall_counts_reference_words_in_the_matching() -> None:
     hyps = ["a x c d", "b"]
     out = output_recall(hyps, refs)
     # position 1: a (right), a (missed); 2: b (missed), b (right); 3: c; 4: d
-    assert out == [
-        {"position": 1, "n": 2, "accuracy": 0.5},
-        {"position": 2, "n": 2, "accuracy": 0.5},
-        {"position": 3, "n": 1, "accuracy": 1.0},
-        {"position": 4, "n": 1, "accuracy": 1.0},
+    assert list(out) == [
+        PositionScore(1, 2, 0.5),
+        PositionScore(2, 2, 0.5),
+        PositionScore(3, 1, 1.0),
+        PositionScore(4, 1, 1.0),
     ]
 
 
@@ -123,7 +124,10 @@ def test_probe_without_saved_hypotheses_evaluates_first(runs, tmp_path) -> None:
     run = Path(shutil.copytree(runs["none"], tmp_path / "copy"))
     (run / "hyp_test.txt").unlink(missing_ok=True)
     result = probe(run, "test", sentences=60, epochs=1)
-    assert (run / "hyp_test.txt").is_file() and result["output_by_position"]
+    assert (run / "hyp_test.txt").is_file() and result.output_by_position
+    # the file holds what was returned, and reads back as it
+    saved = json.loads((run / "probe_test.json").read_text())
+    assert ProbeResult.from_dict(saved) == result
 
 
 def test_probe_refuses_bad_arguments(runs, tmp_path, capsys) -> None:

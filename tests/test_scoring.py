@@ -77,9 +77,9 @@ def test_text_scores_bucket_by_source_length() -> None:
     hyps = ["a b c", "d e x g", "h i", "j k l m z o"]
     src_words = [2, 3, 12, 13]
     scores = text_scores(hyps, refs, src_words, [[i] for i in range(4)], [10])
-    assert scores["n"] == 4 and scores["bleu"] == bleu(hyps, refs)[0]
-    short, long = scores["buckets"]
-    assert (short["lo"], short["hi"], short["n"]) == (1, 10, 2)
-    assert short["bleu"] == bleu(hyps[:2], refs[:2])[0]
-    assert long["bleu"] == bleu(hyps[2:], refs[2:])[0]
-    assert [b["k"] for b in scores["by_sentences"]] == [1]
+    assert scores.n == 4 and scores.bleu == bleu(hyps, refs)[0]
+    short, long = scores.buckets
+    assert (short.lo, short.hi, short.n) == (1, 10, 2)
+    assert short.bleu == bleu(hyps[:2], refs[:2])[0]
+    assert long.bleu == bleu(hyps[2:], refs[2:])[0]
+    assert [b.k for b in scores.by_sentences] == [1]

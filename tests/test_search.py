@@ -14,6 +14,7 @@ from seq2seq.model.search import (
     best_continuations,
     greedy,
     max_output_len,
+    search,
 )
 from seq2seq.specials import BOS, EOS
 from seq2seq.training.decoding import decode_corpus
@@ -52,6 +53,20 @@ def test_beam_one_is_greedy(mode: str, eos_bias: float) -> None:
             assert b.weights is None
         else:
             torch.testing.assert_close(b.weights, g.weights)
+
+
+def test_search_is_greedy_for_beam_one_and_beam_search_above() -> None:
+    model = model_for("additive")
+    src, src_len = batch_of(SOURCES)
+    one = search(model, src, src_len, Decoding(1), ratio=1.5)
+    assert [[h.tokens for h in n] for n in one] == [
+        [h.tokens] for h in greedy(model, src, src_len, ratio=1.5)
+    ]
+    three = search(model, src, src_len, Decoding(3, 0.5), ratio=1.5, nbest=2)
+    want = beam_search(model, src, src_len, beam=3, alpha=0.5, ratio=1.5, nbest=2)
+    assert [[(h.tokens, h.score) for h in n] for n in three] == [
+        [(h.tokens, h.score) for h in n] for n in want
+    ]
 
 
 @pytest.mark.parametrize("mode", ["none", "additive", "general"])

@@ -61,6 +61,7 @@
 # %%
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -81,6 +82,7 @@ from seq2seq.lab.lesson import (
     run_dirs,
 )
 from seq2seq.lab.probe import probe
+from seq2seq.results import PositionScore
 from seq2seq.training.board import FORCED_ROWS, heatmap, word_view
 
 # %matplotlib inline
@@ -109,14 +111,12 @@ PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 if not all(p.joinpath("best.pt").is_file() for p in run_dirs(DEMO).values()):
     print("The demo's runs are not there yet: training them now (4-12 minutes).")
 exp, jobs, results = demo_results(DEMO)
-demo = {r["mode"]: r for r in results}
-demo_runs = {r["mode"]: job.run_dir for r, job in zip(results, jobs, strict=True)}
-by_length = {m: [b["bleu"] for b in r["buckets"]] for m, r in demo.items()}
+demo = {r.mode: r for r in results}
+demo_runs = {r.mode: job.run_dir for r, job in zip(results, jobs, strict=True)}
+by_length = {m: [b.bleu for b in r.buckets] for m, r in demo.items()}
 print(f"recipe: {DEMO}")
 print("test BLEU by source length (words):")
-print(
-    f"{'':<10}" + "".join(f"{b['lo']:>4}-{b['hi']:<3}" for b in results[0]["buckets"])
-)
+print(f"{'':<10}" + "".join(f"{b.lo:>4}-{b.hi:<3}" for b in results[0].buckets))
 for mode, row in by_length.items():
     print(f"{mode:<10}" + "".join(f"{b:>8.1f}" for b in row))
 shape = bottleneck_shape(by_length)
@@ -125,7 +125,7 @@ if DEMO == DEMO_FILE:  # the demo's recipe shows it on every CPU measured
     assert shape.holds, shape.reasons
 
 # %%
-fig = plot(results, None, names=[plain_name(r["mode"]) for r in results])
+fig = plot([(plain_name(r.mode), r.buckets) for r in results], None)
 fig.axes[0].set_title("One vector against attention: test BLEU by sentence length")
 display(fig)
 plt.close(fig)
@@ -168,14 +168,14 @@ runs = run_dirs(exp_file)  # {mode: its run folder}
 short = {m: saved_evaluation(runs[m], "test") for m in MODES}
 
 # %%
-buckets = {m: [b["bleu"] for b in r["buckets"]] for m, r in short.items()}
+buckets = {m: [b.bleu for b in r.buckets] for m, r in short.items()}
 print("test BLEU after 800 steps:  all   1-10  11-20  21-30")
 for mode, row in buckets.items():
     cells = "  ".join(f"{b:5.1f}" for b in row)
-    print(f"{mode:>24}: {short[mode]['bleu']:5.1f}  {cells}")
+    print(f"{mode:>24}: {short[mode].bleu:5.1f}  {cells}")
 if {"none", "additive"} <= set(MODES):
     assert buckets["additive"][-1] > buckets["none"][-1] + 10, buckets
-    assert short["additive"]["aer"] < 0.6
+    assert short["additive"].aer < 0.6
 
 # %% [markdown]
 # After 800 steps the two decoders that can look back at the encoder states
@@ -225,7 +225,7 @@ aligned = forced_alignments(attention_run, "test", [pair])[0]
 show_alignment(
     aligned, f"Additive attention, a {len(aligned.source.split())}-word sentence"
 )
-print("test AER of the whole split:", round(demo["additive"]["aer"], 3))
+print("test AER of the whole split:", round(demo["additive"].aer, 3))
 
 # %% [markdown]
 # Most rows put their weight on the gold word, and the crossings follow
@@ -250,21 +250,17 @@ probes = {
 }
 fig, ax = plt.subplots(figsize=(8, 4.2))
 for mode, result in probes.items():
-    rows = [r for r in result["by_position"] if r["accuracy"] is not None]
+    rows = result.by_position
     ax.plot(
-        [r["position"] for r in rows],
-        [r["accuracy"] for r in rows],
+        [r.position for r in rows],
+        [r.accuracy for r in rows],
         "o-",
         label=plain_name(mode),
     )
-blind = [
-    r
-    for r in next(iter(probes.values()))["baseline_by_position"]
-    if r["accuracy"] is not None
-]
+blind = next(iter(probes.values())).baseline_by_position
 ax.plot(
-    [r["position"] for r in blind],
-    [r["accuracy"] for r in blind],
+    [r.position for r in blind],
+    [r.accuracy for r in blind],
     ":",
     c="grey",
     label="the position alone (chance)",
@@ -277,27 +273,23 @@ ax.legend()
 display(fig)
 plt.close(fig)
 for mode, result in probes.items():
-    first = [r["accuracy"] for r in result["by_position"][:3]]
+    first = [r.accuracy for r in result.by_position[:3]]
     print(f"{mode}: words 1-3 recovered", ", ".join(f"{a:.2f}" for a in first))
-print(json.dumps({m: round(r["accuracy"], 3) for m, r in probes.items()}))
+print(json.dumps({m: round(r.accuracy, 3) for m, r in probes.items()}))
 
 
-def mean_accuracy(rows: list[dict], lo: int, hi: int) -> float:
-    kept = [
-        r["accuracy"]
-        for r in rows
-        if lo <= r["position"] <= hi and r["accuracy"] is not None
-    ]
+def mean_accuracy(rows: Sequence[PositionScore], lo: int, hi: int) -> float:
+    kept = [r.accuracy for r in rows if lo <= r.position <= hi]
     return sum(kept) / len(kept)
 
 
 if DEMO == DEMO_FILE:  # the demo's runs: the beginning, and little after it
     none = probes["none"]
-    later = mean_accuracy(none["by_position"], 7, 20)
-    chance = mean_accuracy(none["baseline_by_position"], 7, 20)
+    later = mean_accuracy(none.by_position, 7, 20)
+    chance = mean_accuracy(none.baseline_by_position, 7, 20)
     print(f"none, words 7-20: {later:.2f} (the position alone {chance:.2f})")
-    assert none["by_position"][0]["accuracy"] > 0.6 > 2 * later
-    assert later < chance + 0.1 and probes["additive"]["accuracy"] > 0.8
+    assert none.by_position[0].accuracy > 0.6 > 2 * later
+    assert later < chance + 0.1 and probes["additive"].accuracy > 0.8
 
 # %% [markdown]
 # The context vector that the attention decoder reads holds the word it is

@@ -68,7 +68,7 @@ exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
 experiment(exp_file)  # skips finished runs
 run_dir = run_dirs(exp_file)["additive"]
 trained = saved_evaluation(run_dir, "test")
-print(f"additive, trained weights: BLEU {trained['bleu']:.1f}")
+print(f"additive, trained weights: BLEU {trained.bleu:.1f}")
 
 # %% [markdown]
 # ## 1. Intervene: ablations
@@ -87,7 +87,7 @@ ablated = {
     for how in ("uniform", "shuffle", "none")
 }
 names = ["trained", *ablated]
-scores = [trained["bleu"], *(r["bleu"] for r in ablated.values())]
+scores = [trained.bleu, *(r.bleu for r in ablated.values())]
 fig, ax = plt.subplots(figsize=(5.5, 3))
 labels = ["trained", "uniform", "shuffled", "no context"]
 ax.bar(labels, scores, color=["tab:green", "tab:grey", "tab:grey", "tab:grey"])
@@ -96,7 +96,7 @@ ax.set_title("Additive attention, decoded with its weights replaced")
 display(fig)
 plt.close(fig)
 for how, r in ablated.items():
-    print(f"{how:>8}: BLEU {r['bleu']:5.1f}  (drop {r['bleu_drop']:5.1f})")
+    print(f"{how:>8}: BLEU {r.bleu:5.1f}  (drop {r.bleu_drop:5.1f})")
 
 # %% [markdown]
 # Every replacement costs most of the BLEU: the model really does read the
@@ -107,7 +107,7 @@ for how, r in ablated.items():
 
 # %%
 for how, r in ablated.items():
-    assert r["bleu"] < 0.5 * trained["bleu"], (how, r["bleu"], trained["bleu"])
+    assert r.bleu < 0.5 * trained.bleu, (how, r.bleu, trained.bleu)
 
 # %% [markdown]
 # ## 2. Compare with the gold alignment

@@ -132,10 +132,10 @@ assert w_cross.shape == (1, 4, 9)
 demo_runs = run_dirs(Path(os.environ.get("LESSON_DEMO", DEMO_FILE)))
 for mode, run_dir in demo_runs.items():
     if result := saved_evaluation(run_dir, "test"):
-        first, last = result["buckets"][0], result["buckets"][-1]
+        first, last = result.buckets[0], result.buckets[-1]
         print(
-            f"{mode}: BLEU {first['bleu']:.1f} on {first['lo']}-{first['hi']} words,"
-            f" {last['bleu']:.1f} on {last['lo']}-{last['hi']}"
+            f"{mode}: BLEU {first.bleu:.1f} on {first.lo}-{first.hi} words,"
+            f" {last.bleu:.1f} on {last.lo}-{last.hi}"
         )
     else:
         print(f"{mode}: not trained yet (make demo, or notebook 3)")

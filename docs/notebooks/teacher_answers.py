@@ -124,11 +124,11 @@ exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
 if "hard" in MODES and saved_evaluation(run_dirs(exp_file)["hard"], "test"):
     hard = run_dirs(exp_file)["hard"]
     trained = saved_evaluation(hard, "test")
-    print(f"hard, trained weights: BLEU {trained['bleu']:.1f}")
+    print(f"hard, trained weights: BLEU {trained.bleu:.1f}")
     for how in KINDS:
         r = evaluate(hard, "test", ablation=how)
-        print(f"{how:>8}: BLEU {r['bleu']:5.1f}")
-        assert r["bleu"] < 0.5 * trained["bleu"], (how, r["bleu"])
+        print(f"{how:>8}: BLEU {r.bleu:5.1f}")
+        assert r.bleu < 0.5 * trained.bleu, (how, r.bleu)
 else:
     print("the hard run is not trained here (notebook 3 trains it)")
 

@@ -23,10 +23,6 @@ class Batch:
     index: list[int]  # positions of these pairs in their split
 
     @property
-    def src_mask(self) -> Tensor:
-        return self.src != PAD  # (B, S) True on real tokens
-
-    @property
     def n_tgt_tokens(self) -> int:
         return int((self.tgt_out != PAD).sum())
 

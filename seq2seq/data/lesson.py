@@ -32,11 +32,11 @@ def write_short_corpus(
     out_dir = Path(out_dir)
     stamp = out_dir / "SLICE.json"
     made = {"version": VERSION, "seed": seed, "sizes": SIZES, "max_words": max_words}
-    files = [out_dir / f"{split}.{ext}" for split in SIZES for ext in EXTENSIONS]
-    if stamp.is_file() and all(f.is_file() for f in files):
+    paths = [out_dir / f"{split}.{ext}" for split in SIZES for ext in EXTENSIONS]
+    if stamp.is_file() and all(f.is_file() for f in paths):
         saved = json.loads(stamp.read_text(encoding="utf-8"))
         if saved.get("made") == made:
-            return saved["kept"]
+            return dict(saved["kept"])
     stamp.unlink(missing_ok=True)
     write_corpus(out_dir / "full", seed=seed, sizes=SIZES)
     kept = {}

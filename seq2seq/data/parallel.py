@@ -117,7 +117,7 @@ def read_split(files: SplitFiles, name: str) -> Split:
         raise UserError(
             f"{files.align} has {len(align)} lines but {files.src} has {len(src)}"
         )
-    if align is not None:
+    if align is not None and files.align:
         check_alignments(align, src, tgt, files.align)
     keep = [i for i in range(len(src)) if src[i].strip() and tgt[i].strip()]
     if len(keep) < len(src):

@@ -69,7 +69,7 @@ class _Rng(random.Random):
     """Mersenne Twister with cheap draws built only on ``random()``, which is
     stable across Python versions (so is the corpus)."""
 
-    def choice(self, seq: Sequence[_T]) -> _T:
+    def choice(self, seq: Sequence[_T]) -> _T:  # type: ignore[override]
         return seq[int(self.random() * len(seq))]
 
     def randint(self, a: int, b: int) -> int:
@@ -93,8 +93,8 @@ _DET_ODDS: dict[bool, tuple[tuple[float, lx.Det | None], ...]] = {
 
 def _np(rng: _Rng, classes: str, pron: bool = False) -> NP:
     if pron and "P" in classes and rng.random() < 0.1:
-        p = rng.choice(lx.PRONOUNS)
-        return NP(pron=p, plural=p.plural)
+        pronoun = rng.choice(lx.PRONOUNS)
+        return NP(pron=pronoun, plural=pronoun.plural)
     noun = rng.choice(_nouns(classes))
     plural, r = rng.random() < 0.3, rng.random()
     for p, det in _DET_ODDS[plural]:
@@ -111,9 +111,11 @@ def _pick_verb(
     rng: _Rng, budget: int, depth: int, head: NP | None, role: str
 ) -> lx.Verb | None:
     clausal = depth < 2 and budget >= 8
-    if role:
+    if role:  # a relative clause on head, a noun (st.rel_heads)
+        assert head is not None and head.noun is not None
         verbs = _verbs("itdc" if clausal else "itd", role, head.noun.cls)
         return rng.choice(verbs) if verbs else None
+    weights: tuple[float, ...]
     if budget <= 4:
         kinds, weights = "it", (0.55, 0.45)
     elif not clausal:
@@ -135,7 +137,11 @@ def _clause(
     verb = _pick_verb(rng, budget, depth, head, role)
     if verb is None:
         return None
-    subj = head if role == "subj" else _np(rng, verb.subj, pron=True)
+    if role == "subj":
+        assert head is not None
+        subj = head
+    else:
+        subj = _np(rng, verb.subj, pron=True)
     c = Clause(verb, subj, role=role, fixed=tense != "")
     if verb.obj:
         c.obj = head if role == "obj" else _np(rng, verb.obj)
@@ -211,6 +217,7 @@ def _add_adj(rng: _Rng, c: Clause) -> int:
     if not nps:
         return 0
     np = rng.choice(nps)
+    assert np.noun is not None  # arguments with adjectives are nouns
     adj = rng.choice(_adjs(np.noun.cls))
     if adj in np.adjs or (adj in lx.COLOURS and any(a in lx.COLOURS for a in np.adjs)):
         return 0
@@ -267,8 +274,10 @@ def _unit(rng: _Rng, budget: int) -> Unit:
         share = max(3, round(budget * rng.uniform(0.3, 0.55)))
         sub = _clause(rng, share - 1, 1, tense=conj.tense)
         main = _clause(rng, budget - share, 0, tense=conj.tense and "pres")
+        assert main is not None  # None only for a relative clause's head
         return Unit(main, sub, conj, rng.random() < 0.4)
     main = _clause(rng, budget, 0)
+    assert main is not None
     fronts = [
         a for a in ("time", "freq") if getattr(main, a) and getattr(main, a).front
     ]

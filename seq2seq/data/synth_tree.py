@@ -144,7 +144,8 @@ def _clause_en(c: Clause, en: list[str]) -> None:
         ix[c.front] = _emit(en, getattr(c, c.front).en)
     if c.role:
         head = c.subj if c.role == "subj" else c.obj
-        who = c.role == "subj" and head is not None and head.noun.cls == "P"
+        noun = head.noun if head is not None else None
+        who = c.role == "subj" and noun is not None and noun.cls == "P"
         ix["rel"] = _emit(en, "who" if who else "that")
     if c.role != "subj":
         _np_en(c.subj, en)
@@ -171,12 +172,12 @@ def render_en(s: Sentence) -> list[str]:
     for k, u in enumerate(s.units):
         if k:
             s.i_coords.append(_emit(en, s.coords[k - 1].en))
-        if u.sub and u.front:
+        if u.sub and u.conj and u.front:
             u.i_conj = _emit(en, u.conj.en)
             _clause_en(u.sub, en)
             en[-1] += ","
         _clause_en(u.main, en)
-        if u.sub and not u.front:
+        if u.sub and u.conj and not u.front:
             u.i_conj = _emit(en, u.conj.en)
             _clause_en(u.sub, en)
     en[0] = en[0][0].upper() + en[0][1:]
@@ -205,6 +206,7 @@ def _np_de(np: NP, case: str, out: list[Tok]) -> None:
         out.append((np.pron.de, np.i_noun))
         return
     noun, det = np.noun, np.det
+    assert noun is not None  # not a pronoun (above)
     g = 3 if np.plural else _GENDER[noun.gender]
     table = lx.ADJ_STRONG
     if det is None:
@@ -266,6 +268,7 @@ def _clause_de(c: Clause, mode: str, out: list[Tok]) -> None:
         mode = "inv"
     if mode == "rel":
         head = c.subj if c.role == "subj" else c.obj
+        assert head is not None and head.noun is not None  # rel_heads's choice
         g = 3 if head.plural else _GENDER[head.noun.gender]
         out.append((lx.RELATIVE["nom" if c.role == "subj" else obj_case][g], ix["rel"]))
     if mode == "inv":
@@ -306,12 +309,12 @@ def render_de(s: Sentence) -> tuple[list[str], str]:
             if s.coords[k - 1].en == "but":
                 _comma(out)
             out.append((s.coords[k - 1].de, s.i_coords[k - 1]))
-        if u.sub and u.front:
+        if u.sub and u.conj and u.front:
             out.append((u.conj.de, u.i_conj))
             _clause_de(u.sub, "sub", out)
             _comma(out)
         _clause_de(u.main, "inv" if u.sub and u.front else "main", out)
-        if u.sub and not u.front:
+        if u.sub and u.conj and not u.front:
             _comma(out)
             out.append((u.conj.de, u.i_conj))
             _clause_de(u.sub, "sub", out)
@@ -338,6 +341,7 @@ def np_len(np: NP | None) -> int:
         return 0
     if np.pron:
         return 1
+    assert np.noun is not None  # not a pronoun (above)
     n = (np.det is not None) + len(np.adjs) + np.noun.en.count(" ") + 1
     if np.mod:
         n += len(np.mod.prep.en.split()) + np_len(np.mod.np)
@@ -372,8 +376,8 @@ def arguments(c: Clause) -> list[NP]:
 def rel_heads(c: Clause) -> list[NP]:
     """NPs a relative clause may follow: see :func:`seq2seq.data.synth._fill`."""
     heads = [c.subj] if not c.role else []
-    tail = [c.iobj if not c.to_iobj else None, c.obj if c.role != "obj" else None]
-    tail = [np for np in tail + [c.iobj if c.to_iobj else None] if np is not None]
+    slots = [c.iobj if not c.to_iobj else None, c.obj if c.role != "obj" else None]
+    tail = [np for np in [*slots, c.iobj if c.to_iobj else None] if np is not None]
     tail += [pp.np for pp in c.pps]
     if tail and not (c.time or c.comp):
         heads.append(tail[-1])

@@ -27,12 +27,24 @@ from seq2seq.files import atomic_write, check_output, save_figure
 from seq2seq.lab.ablate import KINDS
 from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.search import GREEDY, Decoding
+from seq2seq.results import Bucket, Evaluation
 from seq2seq.training.board import Board
 from seq2seq.training.metrics import length_buckets, paired_bootstrap
 from seq2seq.training.validate import improves, read_history
 from seq2seq.typed_yaml import read_yaml
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
+
+# What compare writes into its --out folder (the paired bootstrap beside
+# them where there is one), named here only.
+TABLE, CSV, JSON, PLOT = (
+    "compare.md",
+    "compare.csv",
+    "compare.json",
+    "bleu_by_length.png",
+)
+OUTPUTS = (TABLE, CSV, JSON, PLOT)
+SIGNIFICANCE = "significance.md"
 
 
 def collect(
@@ -42,16 +54,17 @@ def collect(
     results = []
     references: dict[SplitFiles, Split] = {}  # read each test set once
     for folder in map(Path, run_dirs):
-        result = cached_evaluate(folder, split, device, decoding)
+        evaluated = cached_evaluate(folder, split, device, decoding)
+        result = evaluated.to_dict()
         results.append(
             {key: result[key] for key in FIELDS}
             | {
                 "run": str(folder),
-                "bleu_lc": result.get("bleu_lc"),
-                "by_sentences": result.get("by_sentences", []),
-                "decoding": result.get("decoding", "greedy"),
+                "bleu_lc": result["bleu_lc"],
+                "by_sentences": result["by_sentences"],
+                "decoding": result["decoding"],
                 "ablation_drops": ablation_drops(
-                    folder, split + decoding.tag, result.get("step")
+                    folder, split + decoding.tag, evaluated.step
                 ),
                 "length_ratio": length_ratios(folder, split, decoding.tag, references),
             }
@@ -105,9 +118,11 @@ def ablation_drops(
     for kind in KINDS:
         path = run.evaluation_file(folder, f"{name}_ablate-{kind}")
         if path.is_file():
-            result = json.loads(path.read_text(encoding="utf-8"))
-            if step is None or result.get("step") in (None, step):
-                drops[kind] = result["bleu_drop"]
+            ablated = Evaluation.read(path)
+            if ablated.bleu_drop is None:
+                raise UserError(f"{path}: records no bleu_drop; delete it")
+            if step is None or ablated.step in (None, step):
+                drops[kind] = ablated.bleu_drop
     return drops
 
 
@@ -321,23 +336,21 @@ def _label(result: dict[str, Any]) -> str:
 
 
 def plot(
-    results: list[dict[str, Any]],
+    lines: Sequence[tuple[str, Sequence[Bucket]]],
     path: Path | None,
     subtitle: str = "test",
-    names: Sequence[str] = (),
 ) -> Figure:
-    """BLEU per source-length bucket, one line per run, saved to ``path``
-    (unless None); ``names`` label the lines (default: the run folders).
-    Buckets no sentence falls into are left out."""
+    """BLEU per source-length bucket, one line per run (its label, its
+    buckets), saved to ``path`` (unless None). Buckets no sentence falls
+    into are left out."""
     import matplotlib.pyplot as plt
 
-    ticks = [f"{b['lo']}-{b['hi']}\n(n={b['n']})" for b in _filled(results[0])]
-    labels = list(names) or [_label(r) for r in results]
+    ticks = [f"{b.lo}-{b.hi}\n(n={b.n})" for b in lines[0][1] if b.n]
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
-    for k, r in enumerate(results):
-        scores = [b["bleu"] for b in _filled(r)]
+    for k, (label, buckets) in enumerate(lines):
+        scores = [b.bleu for b in buckets if b.bleu is not None and b.n]
         style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
-        ax.plot(range(len(scores)), scores, style, label=labels[k])
+        ax.plot(range(len(scores)), scores, style, label=label)
     ax.set_xticks(range(len(ticks)), labels=ticks)
     ax.set_xlabel("source sentence length (words)")
     ax.set_ylabel("BLEU")
@@ -405,24 +418,25 @@ def compare(
     groups = seed_groups(results)
     if groups:
         table += "\n\nMean ± std over seeds:\n\n" + seeds_markdown(results, groups)
-    atomic_write(out / "compare.md", table + "\n")
-    write_csv(results, out / "compare.csv")
+    atomic_write(out / TABLE, table + "\n")
+    write_csv(results, out / CSV)
     signature = None
     if len(results) > 1:
         edges = [b["hi"] for b in results[0]["buckets"][:-1]]
         signature = significance(results, split, edges, decoding.tag)
-    (out / "significance.md").unlink(missing_ok=True)  # an earlier compare's
+    (out / SIGNIFICANCE).unlink(missing_ok=True)  # an earlier compare's
     if signature:
         text = significance_markdown(results, signature) + "\n"
-        atomic_write(out / "significance.md", text)
+        atomic_write(out / SIGNIFICANCE, text)
     elif len(results) > 1:
         print(
             f"compare: no paired bootstrap: the runs were scored on different {split} "
             "files (it pairs the same sentences); BLEU, chrF and the length buckets "
             "are compared as they are"
         )
-    atomic_write(out / "compare.json", json.dumps(results, indent=2) + "\n")
-    fig = plot(results, out / "bleu_by_length.png", f"{split}, {decoding.describe()}")
+    atomic_write(out / JSON, json.dumps(results, indent=2) + "\n")
+    lines = [(_label(r), [Bucket.from_dict(b) for b in r["buckets"]]) for r in results]
+    fig = plot(lines, out / PLOT, f"{split}, {decoding.describe()}")
     for old in out.glob("events.out.tfevents.*"):  # an earlier compare's: replaced
         old.unlink()
     board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare

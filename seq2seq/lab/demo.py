@@ -19,12 +19,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seq2seq.data.synth import VERSION, write_corpus
 from seq2seq.errors import UserError
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.lab.experiment import Experiment, Job, experiment, load_experiment, plan
+from seq2seq.results import Evaluation
 
 DEMO_FILE = Path("configs/experiments/demo.yaml")  # from the repository root
 SHIPPED_SEED = 1  # `seq2seq prepare synth_ende`'s default seed
@@ -39,7 +39,9 @@ def current_corpus(train_src: Path) -> bool:
     return json.loads(manifest.read_text(encoding="utf-8")).get("version") == VERSION
 
 
-def demo_results(path: Path = DEMO_FILE) -> tuple[Experiment, list[Job], list[dict]]:
+def demo_results(
+    path: Path = DEMO_FILE,
+) -> tuple[Experiment, list[Job], list[Evaluation]]:
     """The experiment, its runs and each run's saved evaluation on its first
     split. Runs that are trained and evaluated are only read (seconds);
     otherwise the shipped corpus is written when it is missing or made by
@@ -62,23 +64,20 @@ def demo_results(path: Path = DEMO_FILE) -> tuple[Experiment, list[Job], list[di
     return exp, jobs, [r for r in results if r is not None]
 
 
-def table(results: Sequence[dict[str, Any]], seeds: Sequence[int] = ()) -> str:
+def table(results: Sequence[Evaluation], seeds: Sequence[int] = ()) -> str:
     """The demo's markdown table, a row per run; with ``seeds``, a column for
     them."""
-    buckets = results[0]["buckets"]
     head = ["mode", "params", "BLEU", "chrF", "AER"] + [
-        f"{b['lo']}-{b['hi']} (n={b['n']})" for b in buckets
+        f"{b.lo}-{b.hi} (n={b.n})" for b in results[0].buckets
     ]
     head = (["seed"] if seeds else []) + head
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, r in enumerate(results):
-        aer = "n/a" if r["aer"] is None else f"{r['aer']:.3f}"
+        aer = "n/a" if r.aer is None else f"{r.aer:.3f}"
         cells = [str(seeds[i])] if seeds else []
-        cells += [r["mode"], f"{r['params']:,}", f"{r['bleu']:.1f}"]
-        cells += [f"{r['chrf']:.1f}", aer]
-        cells += [
-            "-" if b["bleu"] is None else f"{b['bleu']:.1f}" for b in r["buckets"]
-        ]
+        cells += [r.mode, f"{r.params:,}", f"{r.bleu:.1f}"]
+        cells += [f"{r.scores.chrf:.1f}", aer]
+        cells += ["-" if b.bleu is None else f"{b.bleu:.1f}" for b in r.buckets]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -9,9 +9,7 @@ subwords are merged back into words before comparing with the gold links.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -20,11 +18,11 @@ from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
-from seq2seq.errors import UserError
 from seq2seq.files import atomic_write, exclusive
 from seq2seq.lab.ablate import ablate
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding
+from seq2seq.results import Evaluation
 from seq2seq.training.checkpoint import checkpoint_path, load_run, saved_step
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
@@ -38,7 +36,7 @@ def evaluate(
     device_name: str = "auto",
     decoding: Decoding = GREEDY,
     ablation: str | None = None,
-) -> dict[str, Any]:
+) -> Evaluation:
     """Decode ``split``, score it, write ``eval_<name>.json`` and ``hyp_<name>.txt``
     (name: split, decoding tag, ablation). With ``ablation`` (ablate.py) the
     trained attention weights are replaced while decoding, and the result
@@ -55,7 +53,7 @@ def _evaluate(
     device_name: str,
     decoding: Decoding,
     ablation: str | None,
-) -> dict[str, Any]:
+) -> Evaluation:
     device = pick_device(device_name)
     cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
     baseline = None
@@ -74,30 +72,26 @@ def _evaluate(
     )
     texts = [tok.decode_tgt(h.tokens) for h in hyps]
     gold = data.split.align is not None and model.has_alignment and not ablation
-    result = {
-        "run": str(run_dir),
-        "split": split,
-        "mode": model.mode,
-        "params": model.num_parameters(),
-        "checkpoint": checkpoint,
-        "decoding": decoding.describe(),
-        "ablation": ablation,
-        "step": payload.get("state", {}).get("step"),
-        **text_scores(
-            texts, data.split.tgt, data.src_words(), pairs.groups, cfg.eval.buckets
-        ),
-        "aer": forced_aer(model, data, tok, device, cfg.eval.batch_sentences)
-        if gold
-        else None,
-    }
-    if baseline is not None:
-        result["bleu_drop"] = baseline["bleu"] - result["bleu"]
-    name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
-    hyps = "".join(t + "\n" for t in texts)
-    atomic_write(run.hypotheses_file(run_dir, name), hyps)
-    atomic_write(
-        run.evaluation_file(run_dir, name), json.dumps(result, indent=2) + "\n"
+    scores = text_scores(
+        texts, data.split.tgt, data.src_words(), pairs.groups, cfg.eval.buckets
     )
+    batch = cfg.eval.batch_sentences
+    result = Evaluation(
+        run=str(run_dir),
+        split=split,
+        mode=model.mode,
+        params=model.num_parameters(),
+        checkpoint=checkpoint,
+        decoding=decoding.describe(),
+        ablation=ablation,
+        step=payload.get("state", {}).get("step"),
+        scores=scores,
+        aer=forced_aer(model, data, tok, device, batch) if gold else None,
+        bleu_drop=None if baseline is None else baseline.bleu - scores.bleu,
+    )
+    name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
+    atomic_write(run.hypotheses_file(run_dir, name), "".join(t + "\n" for t in texts))
+    atomic_write(run.evaluation_file(run_dir, name), result.to_json())
     return result
 
 
@@ -116,7 +110,7 @@ def cached_evaluate(
     device_name: str = "auto",
     decoding: Decoding = GREEDY,
     checkpoint: str = "best",
-) -> dict[str, Any]:
+) -> Evaluation:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
     is now, else a fresh evaluation."""
     saved = saved_evaluation(run_dir, split, decoding, checkpoint)
@@ -130,69 +124,62 @@ def saved_evaluation(
     split: str,
     decoding: Decoding = GREEDY,
     checkpoint: str = "best",
-) -> dict[str, Any] | None:
+) -> Evaluation | None:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
     is now; None when there is none, or it is stale."""
     path = run.evaluation_file(run_dir, split + decoding.tag)
     if not path.is_file():
         return None
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
+    result = Evaluation.read(path)
     hyps = run.hypotheses_file(run_dir, split + decoding.tag)
     return result if _current(result, Path(run_dir), hyps, checkpoint) else None
 
 
-def _current(
-    result: dict[str, Any], run_dir: Path, hyps: Path, checkpoint: str
-) -> bool:
+def _current(result: Evaluation, run_dir: Path, hyps: Path, checkpoint: str) -> bool:
     """Whether a saved evaluation is of ``checkpoint`` as it is now: the same
     name and, where the file is still there, the same step (a resumed
     training may have written a new best.pt since) and its hypotheses beside
     it (the paired bootstrap and the probe read them). Without the checkpoint
     the evaluation stands: results outlive deleted (or damaged) checkpoints."""
-    if result.get("checkpoint", "best") != checkpoint:
+    if result.checkpoint != checkpoint:
         return False
     step = saved_step(checkpoint_path(run_dir, checkpoint))
     if step is None:
         return True
-    return hyps.is_file() and result.get("step") in (None, step)
+    return hyps.is_file() and result.step in (None, step)
 
 
-def format_result(result: dict[str, Any]) -> str:
+def format_result(result: Evaluation) -> str:
     """A short human-readable report of one evaluation."""
+    s = result.scores
+    ablated = f", {result.ablation} attention" if result.ablation else ""
+    aer = f"  AER {result.aer:.3f}" if result.aer is not None else ""
     lines = [
-        f"{result['run']} [{result['mode']}, {result['params']:,} params] "
-        f"{result['split']} ({result.get('decoding', 'greedy')}"
-        + (f", {result['ablation']} attention" if result.get("ablation") else "")
-        + "): "
-        f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}"
-        + (f"  AER {result['aer']:.3f}" if result["aer"] is not None else ""),
-        f"  {result['signature']}",
+        f"{result.run} [{result.mode}, {result.params:,} params] "
+        f"{result.split} ({result.decoding}{ablated}): "
+        f"BLEU {s.bleu:.2f}  chrF {s.chrf:.2f}{aer}",
+        f"  {s.signature}",
         "  BLEU by source length: "
         + "  ".join(
-            f"{b['lo']}-{b['hi']}: {b['bleu']:.1f} (n={b['n']})"
-            for b in result["buckets"]
-            if b["bleu"] is not None
+            f"{b.lo}-{b.hi}: {b.bleu:.1f} (n={b.n})"
+            for b in s.buckets
+            if b.bleu is not None
         ),
     ]
-    if "bleu_drop" in result:
+    if result.bleu_drop is not None:
         lines.append(
-            f"  BLEU drop against the trained attention: {result['bleu_drop']:.2f}"
+            f"  BLEU drop against the trained attention: {result.bleu_drop:.2f}"
         )
-    by_k = result.get("by_sentences", [])
+    by_k = s.by_sentences
     if len(by_k) > 1:  # a joined split
         lines.append(
             "  BLEU by sentences joined: "
-            + "  ".join(f"{b['k']}: {b['bleu']:.1f} (n={b['n']})" for b in by_k)
+            + "  ".join(f"{b.k}: {b.bleu:.1f} (n={b.n})" for b in by_k)
         )
-        if "hyp_sentences" in by_k[0]:  # older results lack the counts
-            lines.append(
+        counts = [(b.k, b.hyp_sentences, b.ref_sentences) for b in by_k]
+        if all(h is not None and r is not None for _, h, r in counts):
+            lines.append(  # older results lack the counts
                 "  sentences written / in the references: "
-                + "  ".join(
-                    f"{b['k']}: {b['hyp_sentences']:.2f} / {b['ref_sentences']:.2f}"
-                    for b in by_k
-                )
+                + "  ".join(f"{k}: {h:.2f} / {r:.2f}" for k, h, r in counts)
             )
     return "\n".join(lines)

@@ -165,7 +165,7 @@ def load_experiment(path: str | Path) -> Experiment:
 
 
 def plan(exp: Experiment) -> list[Job]:
-    jobs = []
+    jobs: list[Job] = []
     for config in map(Path, exp.configs):
         for seed in exp.seeds:
             run_dir = exp.root / f"{config.stem}-s{seed}"
@@ -332,13 +332,13 @@ def experiment(
         if not 1 <= jobs <= MAX_JOBS:
             raise UserError(f"--jobs {jobs}: must be in [1, {MAX_JOBS}]")
         exp = replace(exp, jobs=jobs)
-    jobs = plan(exp)
-    for job in jobs:  # every member, before any trains
+    members = plan(exp)
+    for job in members:  # every member, before any trains
         try:
             job.check(exp.splits)
         except UserError as err:
             raise UserError(f"{path}: {err}") from None
-    chosen = select(jobs, only)
+    chosen = select(members, only)
     for job in chosen:
         if reason := job.stale():
             raise UserError(
@@ -351,10 +351,10 @@ def experiment(
         done = len(chosen) - len(todo)
         print(f"{exp.name}: {len(chosen)} runs, {done} already finished")
         run_jobs(free(todo), exp.splits, exp.jobs)  # raises if one fails
-        if missing := [j.run_dir.name for j in jobs if not j.done(exp.splits)]:
+        if missing := [j.run_dir.name for j in members if not j.done(exp.splits)]:
             print(f"not compared: {', '.join(missing)} not done yet")
             return {}
-        return compare_splits(exp, jobs)
+        return compare_splits(exp, members)
 
 
 def free(jobs: list[Job]) -> list[Job]:

@@ -208,7 +208,11 @@ def describe(r: Loaded, t: Translation) -> dict[str, Any]:
     """One run's answer: `translate --json --alignments`'s fields, the mode,
     and what the page says when there is nothing to draw."""
     best = t.nbest[0] if t.nbest else None
-    record = {"run": r.name, "mode": r.model.mode, "source_tokens": t.pieces}
+    record: dict[str, Any] = {
+        "run": r.name,
+        "mode": r.model.mode,
+        "source_tokens": t.pieces,
+    }
     record |= entry(best, t, r.tok, alignments=r.model.has_alignment)
     record["unknown"] = sum(1 for i in r.tok.encode_src([t.source])[0] if i == UNK)
     if not r.model.has_alignment:

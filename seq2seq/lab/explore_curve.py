@@ -16,14 +16,17 @@ Nothing is written: decoded figures live in memory until the server stops.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seq2seq.errors import UserError
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.model.search import GREEDY
+from seq2seq.results import Bucket
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.metrics import bleu, bleu_by_length
 
@@ -138,11 +141,11 @@ def whole_split_result(
     if ours is None or resolved(ours) != resolved(files):
         return None
     saved = saved_evaluation(r.path, "test")
-    if saved is None or saved.get("n") != len(split):
+    if saved is None or saved.scores.n != len(split):
         return None
-    if saved.get("step") not in (None, r.step):  # of the checkpoint loaded
+    if saved.step not in (None, r.step):  # of the checkpoint loaded
         return None
-    return curve(r, "eval_test.json", saved["n"], saved["bleu"], saved["buckets"])
+    return curve(r, "eval_test.json", len(split), saved.bleu, saved.buckets)
 
 
 def resolved(files: SplitFiles) -> tuple[Path, Path]:
@@ -150,13 +153,14 @@ def resolved(files: SplitFiles) -> tuple[Path, Path]:
 
 
 def curve(
-    r: Loaded, source: str, n: int, score: float, buckets: list[dict[str, Any]]
+    r: Loaded, source: str, n: int, score: float, buckets: Sequence[Bucket]
 ) -> dict[str, Any]:
+    """One run's curve as the page's JSON reads it."""
     return {
         "run": r.name,
         "mode": r.model.mode,
         "source": source,
         "n": n,
         "bleu": score,
-        "buckets": buckets,
+        "buckets": [dataclasses.asdict(b) for b in buckets],
     }

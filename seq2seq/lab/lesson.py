@@ -166,6 +166,6 @@ def forced_alignments(
             links = alignment_from_attention(w, src_words[i], tgt_words[i])
             src = [*tok.src_pieces(data.src_ids[i]), EOS_LABEL]
             tgt = [*tok.tgt_pieces(data.tgt_ids[i]), EOS_LABEL]
-            gold = set(map(tuple, pairs.align[i]))
+            gold = {(s, t) for s, t in pairs.align[i]}
             out.append(Aligned(w, src, tgt, links, gold, pairs.src[i], pairs.tgt[i]))
     return out

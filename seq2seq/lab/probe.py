@@ -24,11 +24,9 @@ Accuracies are reported by source word position and by source length (the
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -43,6 +41,12 @@ from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write, exclusive
 from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.model import Seq2Seq
+from seq2seq.results import (
+    PositionScore,
+    ProbeResult,
+    ProbeSetup,
+    RangeScore,
+)
 from seq2seq.training.checkpoint import load_run
 from seq2seq.training.metrics import length_buckets
 
@@ -94,10 +98,13 @@ def read_vectors(
     )
 
 
+HIDDEN = 256  # the classifier's hidden width
+
+
 class Classifier(nn.Module):
     """An MLP from [vector; position embedding] to the source vocabulary."""
 
-    def __init__(self, dim: int, positions: int, vocab: int, hidden: int = 256):
+    def __init__(self, dim: int, positions: int, vocab: int, hidden: int = HIDDEN):
         super().__init__()
         self.position = nn.Embedding(positions, 32)
         self.net = nn.Sequential(
@@ -135,21 +142,19 @@ def correct(probe: Classifier, examples: Examples) -> Tensor:
     return predicted == examples.targets
 
 
-def by_position(hits: Tensor, positions: Tensor) -> list[dict[str, Any]]:
-    """[{position (1-based), n, accuracy}] over every position seen."""
+def by_position(hits: Tensor, positions: Tensor) -> tuple[PositionScore, ...]:
+    """The accuracy at every position seen (1-based)."""
     out = []
     for p in sorted(set(positions.tolist())):
         pick = hits[positions == p]
-        out.append(
-            {"position": p + 1, "n": len(pick), "accuracy": pick.float().mean().item()}
-        )
-    return out
+        out.append(PositionScore(p + 1, len(pick), pick.float().mean().item()))
+    return tuple(out)
 
 
 def by_relative_position(
     hits: Tensor, positions: Tensor, words: Tensor, bins: int = 10
-) -> list[dict[str, Any]]:
-    """[{lo, hi, n, accuracy}] over position / (words - 1) in ``bins`` equal
+) -> tuple[RangeScore, ...]:
+    """The accuracy over position / (words - 1) in ``bins`` equal
     bins from the first word (0) to the last (1); one-word sentences left out.
     With a bidirectional encoder the summary holds both ends: this is where a
     fading middle shows."""
@@ -160,27 +165,27 @@ def by_relative_position(
     for k in range(bins):
         pick = hits[keep][index == k]
         acc = pick.float().mean().item() if len(pick) else None
-        out.append(
-            {"lo": k / bins, "hi": (k + 1) / bins, "n": len(pick), "accuracy": acc}
-        )
-    return out
+        out.append(RangeScore(k / bins, (k + 1) / bins, len(pick), acc))
+    return tuple(out)
 
 
 def by_length(
     hits: Tensor, sentence: Tensor, src_words: Sequence[int], edges: Sequence[int]
-) -> list[dict[str, Any]]:
-    """[{lo, hi, n, accuracy}] over the source-length buckets of ``evaluate``;
+) -> tuple[RangeScore, ...]:
+    """The accuracy over the source-length buckets of ``evaluate``;
     n counts words, accuracy is over the words of the bucket's sentences."""
     words = [src_words[i] for i in sentence.tolist()]
     out = []
     for lo, hi, index in length_buckets(words, edges):
         pick = hits[index]
         acc = pick.float().mean().item() if index else None
-        out.append({"lo": lo, "hi": hi, "n": len(index), "accuracy": acc})
-    return out
+        out.append(RangeScore(lo, hi, len(index), acc))
+    return tuple(out)
 
 
-def output_recall(hyps: Sequence[str], refs: Sequence[str]) -> list[dict[str, Any]]:
+def output_recall(
+    hyps: Sequence[str], refs: Sequence[str]
+) -> tuple[PositionScore, ...]:
     """For each reference word position j (1-based), the share of reference
     words at j that the hypothesis gets right: those in the longest matching
     blocks between the two word sequences (difflib, no junk heuristic)."""
@@ -195,9 +200,7 @@ def output_recall(hyps: Sequence[str], refs: Sequence[str]) -> list[dict[str, An
         for j in range(len(r)):
             n[j] = n.get(j, 0) + 1
             right[j] = right.get(j, 0) + (j in matched)
-    return [
-        {"position": j + 1, "n": n[j], "accuracy": right[j] / n[j]} for j in sorted(n)
-    ]
+    return tuple(PositionScore(j + 1, n[j], right[j] / n[j]) for j in sorted(n))
 
 
 def train_examples(
@@ -215,7 +218,7 @@ def probe(
     sentences: int = 3000,
     epochs: int = 5,
     checkpoint: str = "best",
-) -> dict[str, Any]:
+) -> ProbeResult:
     """Run both measurements on ``split``; write probe_<split>.json/.png and
     TensorBoard scalars into the run (held meanwhile: files.exclusive);
     return the result."""
@@ -225,7 +228,7 @@ def probe(
 
 def _probe(
     run_dir: Path, split: str, sentences: int, epochs: int, checkpoint: str
-) -> dict[str, Any]:
+) -> ProbeResult:
     cfg, tok, model, payload = load_run(run_dir, checkpoint)
     torch.manual_seed(cfg.train.seed)
     train = train_examples(cfg, model, tok, sentences)
@@ -237,23 +240,23 @@ def _probe(
     blind_hits = correct(blind, test.without_vectors())
     evaluated = cached_evaluate(run_dir, split, checkpoint=checkpoint)
     hyps = run.hypotheses_file(run_dir, split).read_text(encoding="utf-8").splitlines()
-    result = {
-        "run": str(run_dir),
-        "split": split,
-        "mode": model.mode,
-        "vector": "context at the aligned step" if model.has_alignment else "summary",
-        "step": payload.get("state", {}).get("step"),
-        "bleu": evaluated["bleu"],
-        "probe": {"train_sentences": sentences, "epochs": epochs, "hidden": 256},
-        "accuracy": hits.float().mean().item(),
-        "baseline_accuracy": blind_hits.float().mean().item(),
-        "by_position": by_position(hits, test.positions),
-        "baseline_by_position": by_position(blind_hits, test.positions),
-        "by_relative_position": by_relative_position(hits, test.positions, test.words),
-        "by_length": by_length(hits, test.sentence, data.src_words(), cfg.eval.buckets),
-        "output_by_position": output_recall(hyps, data.split.tgt),
-    }
-    atomic_write(run.probe_file(run_dir, split), json.dumps(result, indent=2) + "\n")
+    result = ProbeResult(
+        run=str(run_dir),
+        split=split,
+        mode=model.mode,
+        vector="context at the aligned step" if model.has_alignment else "summary",
+        step=payload.get("state", {}).get("step"),
+        bleu=evaluated.bleu,
+        probe=ProbeSetup(sentences, epochs, HIDDEN),
+        accuracy=hits.float().mean().item(),
+        baseline_accuracy=blind_hits.float().mean().item(),
+        by_position=by_position(hits, test.positions),
+        baseline_by_position=by_position(blind_hits, test.positions),
+        by_relative_position=by_relative_position(hits, test.positions, test.words),
+        by_length=by_length(hits, test.sentence, data.src_words(), cfg.eval.buckets),
+        output_by_position=output_recall(hyps, data.split.tgt),
+    )
+    atomic_write(run.probe_file(run_dir, split), result.to_json())
     from seq2seq.training.board import (
         log_probe,  # matplotlib and TensorBoard, only here
     )
@@ -262,29 +265,29 @@ def _probe(
     return result
 
 
-def format_probe(result: dict[str, Any], every: int = 5) -> str:
+def format_probe(result: ProbeResult, every: int = 5) -> str:
     """A few lines: overall accuracy, by length, and by position (every 5th)."""
 
-    def row(rows: list[dict[str, Any]], fmt: str) -> str:
-        return "  ".join(fmt.format(**r) for r in rows if r["accuracy"] is not None)
+    def picked(rows: Sequence[PositionScore]) -> str:
+        return "  ".join(
+            f"{p.position}: {p.accuracy:.2f}"
+            for p in rows
+            if p.position in (1, 2) or p.position % every == 0
+        )
 
-    def picked(key: str) -> list[dict[str, Any]]:
-        return [
-            p
-            for p in result[key]
-            if p["position"] in (1, 2) or p["position"] % every == 0
-        ]
-
-    position = "{position}: {accuracy:.2f}"
+    lengths = "  ".join(
+        f"{b.lo}-{b.hi}: {b.accuracy:.2f}"
+        for b in result.by_length
+        if b.accuracy is not None
+    )
+    r = result
     return "\n".join(
         [
-            f"{result['run']} [{result['mode']}, probe on the {result['vector']}] "
-            f"{result['split']}: word accuracy {result['accuracy']:.3f} "
-            f"(position alone: {result['baseline_accuracy']:.3f})",
-            "  by source length: "
-            + row(result["by_length"], "{lo}-{hi}: {accuracy:.2f}"),
-            "  by source position: " + row(picked("by_position"), position),
-            "  output recall by target position: "
-            + row(picked("output_by_position"), position),
+            f"{r.run} [{r.mode}, probe on the {r.vector}] "
+            f"{r.split}: word accuracy {r.accuracy:.3f} "
+            f"(position alone: {r.baseline_accuracy:.3f})",
+            "  by source length: " + lengths,
+            "  by source position: " + picked(r.by_position),
+            "  output recall by target position: " + picked(r.output_by_position),
         ]
     )

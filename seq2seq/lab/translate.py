@@ -34,7 +34,7 @@ from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.errors import UserError
 from seq2seq.files import check_output, naming, save_figure
 from seq2seq.model.model import Seq2Seq
-from seq2seq.model.search import GREEDY, Decoding, Hypothesis, beam_search, greedy
+from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
 from seq2seq.run import CHECKPOINTS
 from seq2seq.training.board import heatmap
 from seq2seq.training.checkpoint import load_run
@@ -103,11 +103,7 @@ def translate_batch(
     if real:
         batch = collate(ids, None, real)
         src, src_len = batch.src.to(device), batch.src_len
-        if decoding.beam == 1:
-            results = [[h] for h in greedy(model, src, src_len, ratio, decoding.alpha)]
-        else:
-            k, alpha = decoding.beam, decoding.alpha
-            results = beam_search(model, src, src_len, k, alpha, ratio, nbest)
+        results = search(model, src, src_len, decoding, ratio, nbest)
         found = dict(zip(real, results, strict=True))
     return [
         Translation(number, text, tok.src_pieces(ids[i]), found.get(i, []))
@@ -176,7 +172,7 @@ def plot(t: Translation, tok: Tokenizer, folder: Path, mode: str) -> None:
         return
     hyp = t.nbest[0]
     fig = heatmap(
-        hyp.weights,
+        t.nbest[0].weights,
         [*t.pieces, "</s>"],
         [*tok.tgt_pieces(hyp.tokens), "</s>"],
         f"{mode} attention, input line {t.line}",
@@ -278,14 +274,17 @@ def main(args: argparse.Namespace, decoding: Decoding) -> None:
     else:
         lines = stdin_lines(sys.stdin.buffer)
     out = Output(args.nbest, args.alignments, args.json, args.plot)
-    run = (args.run_dir, lines)
-    options = (decoding, out, args.batch_size, args.checkpoint, args.device)
+    options = (args.batch_size, args.checkpoint, args.device)
+
+    def run(sink: TextIO) -> int:
+        return translate(args.run_dir, lines, sink, decoding, out, *options)
+
     if args.output is None:
-        translate(*run, sys.stdout, *options)
+        run(sys.stdout)
         return
     if args.output.exists() and not args.output.is_file():  # /dev/null, a FIFO
         with naming(args.output), open(args.output, "w", encoding="utf-8") as sink:
-            count = translate(*run, sink, *options)
+            count = run(sink)
         print(f"wrote {count} lines to {args.output}", file=sys.stderr)
         return
     # Into a temporary file renamed at the end: an interrupted or failed
@@ -300,7 +299,7 @@ def main(args: argparse.Namespace, decoding: Decoding) -> None:
                 "pick a writable folder"
             ) from None
         with naming(args.output), sink:
-            count = translate(*run, sink, *options)
+            count = run(sink)
         os.replace(tmp, args.output)
     finally:
         tmp.unlink(missing_ok=True)

@@ -21,6 +21,7 @@ module between calls.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -183,17 +184,17 @@ class Additive(Attention):
         self.v = nn.Linear(hidden_dim, 1, bias=False)
 
     def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
-        return self.key_proj(keys)  # (B, S, A): U k, once per batch
+        return cast(Tensor, self.key_proj(keys))  # (B, S, A): U k, once per batch
 
     def scores(self, query: Tensor, projected: Tensor) -> Tensor:
         # tanh(W q + U k) (B, S, A), Bahdanau Eq. 6 / Luong Eq. 8 (concat)
         hidden = torch.tanh(self.query_proj(query).unsqueeze(1) + projected)
-        return self.v(hidden).squeeze(-1)  # (B, S)
+        return cast(Tensor, self.v(hidden)).squeeze(-1)  # (B, S)
 
     def scores_steps(self, queries: Tensor, projected: Tensor) -> Tensor:
         # (B, T, 1, A) + (B, 1, S, A): every step's tanh(W q + U k) (B, T, S, A)
         hidden = torch.tanh(self.query_proj(queries).unsqueeze(2) + projected[:, None])
-        return self.v(hidden).squeeze(-1)  # (B, T, S)
+        return cast(Tensor, self.v(hidden)).squeeze(-1)  # (B, T, S)
 
 
 class Hard(Additive):
@@ -249,7 +250,7 @@ class General(Dot):
         self.key_proj = nn.Linear(key_dim, query_dim, bias=False)  # W_a
 
     def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
-        return self.key_proj(keys)  # (B, S, Hq): W_a h_s, once per batch
+        return cast(Tensor, self.key_proj(keys))  # (B, S, Hq): W_a h_s, once
 
 
 def attend(weights: Tensor, keys: Tensor) -> Tensor:

@@ -15,6 +15,7 @@ al. 2014), the attention modes pass a weighted sum of encoder states.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import Tensor, nn
@@ -108,7 +109,7 @@ class Decoder(nn.Module):
             x = torch.cat([x, state.feed], dim=-1)  # (B, E + H)
         hidden, cells = [], []
         for layer, rnn in enumerate(self.cells):
-            if self.is_lstm:
+            if state.cell is not None:  # an LSTM
                 h, c = rnn(x, (state.hidden[layer], state.cell[layer]))  # (B, H) each
                 cells.append(c)
             else:
@@ -125,7 +126,7 @@ class Decoder(nn.Module):
         return attentional, new, weights
 
     def logits(self, attentional: Tensor) -> Tensor:
-        return self.output(self.dropout(attentional))  # (..., V)
+        return cast(Tensor, self.output(self.dropout(attentional)))  # (..., V)
 
     def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
@@ -137,14 +138,16 @@ class Decoder(nn.Module):
             return self.forward_sequence(tgt_in, memory, self.loops)
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
-        outputs, weights = [], []
+        outputs: list[Tensor] = []
+        weights: list[Tensor] = []  # stays empty for the modes without alignment
         # unbind, not embedded[:, t]: its backward stacks T gradients once instead
         # of writing each into a zero-filled (B, T, E) tensor.
         for x in embedded.unbind(dim=1):
             attentional, state, w = self.advance(x, state, memory)
             outputs.append(attentional)
-            weights.append(w)
-        alignment = None if weights[0] is None else torch.stack(weights, dim=1)
+            if w is not None:
+                weights.append(w)
+        alignment = torch.stack(weights, dim=1) if weights else None
         return torch.stack(outputs, dim=1), alignment  # (B, T, H), (B, T, S)
 
     def forward_sequence(
@@ -163,12 +166,15 @@ class Decoder(nn.Module):
             assert not self.is_lstm, "the step loop does LSTMs with input feeding"
             return additive_feeding(loops, self, x, state.hidden[0], memory)
         for layer, cell in enumerate(self.cells):
-            if self.is_lstm:
+            if state.cell is not None:  # an LSTM
+                lstm = cast(nn.LSTMCell, cell)
                 h = lstm_sequence(
-                    loops, cell, x, state.hidden[layer], state.cell[layer]
+                    loops, lstm, x, state.hidden[layer], state.cell[layer]
                 )
             else:
-                h = gru_sequence(loops, cell, x, state.hidden[layer])  # (B, T, H)
+                h = gru_sequence(
+                    loops, cast(nn.GRUCell, cell), x, state.hidden[layer]
+                )  # (B, T, H)
             x = self.dropout(h)  # between layers
         context, weights = self.attention.forward_steps(
             h, memory.keys, memory.mask, memory.projected

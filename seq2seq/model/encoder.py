@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq.model.attention import final_state
-from seq2seq.model.recurrence import PYTHON, Loops, run_gru, run_lstm
+from seq2seq.model.recurrence import PYTHON, Loops, Weights, run_gru, run_lstm
 from seq2seq.specials import PAD
 
 
@@ -116,10 +116,13 @@ class Encoder(nn.Module):
         final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
         return states, final
 
-    def _weights(self, layer: int, suffix: str) -> tuple[Tensor, ...]:
+    def _weights(self, layer: int, suffix: str) -> Weights:
         """nn.GRU's or nn.LSTM's (w_ih, w_hh, b_ih, b_hh) of one layer and direction."""
-        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        return tuple(getattr(self.rnn, f"{n}_l{layer}{suffix}") for n in names)
+        w_ih, w_hh, b_ih, b_hh = (
+            getattr(self.rnn, f"{n}_l{layer}{suffix}")
+            for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        )
+        return w_ih, w_hh, b_ih, b_hh
 
 
 def _permute(x: Tensor, order: Tensor) -> Tensor:

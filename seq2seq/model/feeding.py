@@ -45,7 +45,7 @@ class AdditiveFeeding(torch.autograd.Function):
     ``loops``: whose step loops (recurrence.PYTHON's or the compiled ones)."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         loops: Any,
         emb: Tensor,  # (B, T, E) embedded inputs (dropout applied)
@@ -61,7 +61,7 @@ class AdditiveFeeding(torch.autograd.Function):
         v: Tensor,  # (1, A)
         w_c: Tensor,  # (H, H + D)
         b_c: Tensor,  # (H,)
-    ) -> Tensor:
+    ) -> tuple[Tensor, Tensor]:
         batch, steps, e_dim = emb.shape
         hidden = h0.size(1)
         # The embedding's part of every step's input projection, at once.
@@ -226,7 +226,7 @@ def additive_feeding(
     """:class:`AdditiveFeeding` with the decoder's own weights, run by
     ``loops``."""
     cell, att = decoder.cells[0], decoder.attention
-    args = (
+    args: tuple[Tensor, ...] = (
         emb,
         h0,
         memory.keys,
@@ -245,4 +245,5 @@ def additive_feeding(
         dtype = torch.get_autocast_dtype(emb.device.type)
         args = tuple(x.to(dtype) if x.is_floating_point() else x for x in args)
     with torch.autocast(emb.device.type, enabled=False):
-        return AdditiveFeeding.apply(loops, *args)
+        f, weights = AdditiveFeeding.apply(loops, *args)  # type: ignore[no-untyped-call]
+    return f, weights

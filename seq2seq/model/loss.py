@@ -16,7 +16,7 @@ al. 2016):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -43,7 +43,10 @@ def chunked_cross_entropy(
     h: Tensor, output: nn.Linear, target: Tensor, smoothing: float = 0.0
 ) -> Tensor:
     """:func:`cross_entropy`, computed chunk by chunk with its gradients."""
-    return _FusedCrossEntropy.apply(h, output.weight, output.bias, target, smoothing)
+    loss = _FusedCrossEntropy.apply(  # type: ignore[no-untyped-call]
+        h, output.weight, output.bias, target, smoothing
+    )
+    return cast(Tensor, loss)
 
 
 class _FusedCrossEntropy(torch.autograd.Function):
@@ -56,7 +59,7 @@ class _FusedCrossEntropy(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any, h: Tensor, weight: Tensor, bias: Tensor, target: Tensor, eps: float
     ) -> Tensor:
         want_grad = any(ctx.needs_input_grad[:3])
@@ -88,8 +91,8 @@ class _FusedCrossEntropy(torch.autograd.Function):
                 if eps > 0:
                     nll = (1 - eps) * nll + eps * (lse - x.mean(1, keepdim=True))
                 loss += (nll * real).sum()
-                if not want_grad:
-                    continue
+                if grad_h is None or grad_w is None or grad_b is None:
+                    continue  # no gradients wanted
                 g = x.sub_(lse).exp_()  # softmax p, in place of the logits
                 g.scatter_add_(1, y, torch.full_like(real, eps - 1.0))
                 if eps > 0:

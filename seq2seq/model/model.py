@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from torch import Tensor, nn
 
@@ -39,7 +40,10 @@ class Seq2Seq(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         """The attentional vectors h~ (B, T, H) under teacher forcing (``logits``
         takes them to the vocabulary), and attention (B, T, S) or None."""
-        return self.decoder(tgt_in, self.encode(src, src_len))
+        out: tuple[Tensor, Tensor | None] = self.decoder(
+            tgt_in, self.encode(src, src_len)
+        )
+        return out
 
     def logits(self, attentional: Tensor) -> Tensor:
         return self.decoder.logits(attentional)  # (..., V)
@@ -53,7 +57,7 @@ class Seq2Seq(nn.Module):
 
 
 def loss_sum(
-    model: Seq2Seq,
+    model: nn.Module,  # a Seq2Seq, or DistributedDataParallel around one
     src: Tensor,
     src_len: Tensor,
     tgt_in: Tensor,
@@ -65,7 +69,8 @@ def loss_sum(
     the attention weights (B, T, S) or None. ``model`` may be wrapped in
     DistributedDataParallel; ``chunked`` picks seq2seq.model.loss's chunked loss."""
     attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
-    decoder = getattr(model, "module", model).decoder  # DDP keeps it in .module
+    seq2seq = cast(Seq2Seq, getattr(model, "module", model))  # DDP: in .module
+    decoder = seq2seq.decoder
     h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)
     loss = chunked_cross_entropy if chunked else cross_entropy
     return loss(h, decoder.output, tgt_out.flatten(), smoothing), weights
@@ -81,7 +86,8 @@ def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Atten
         cfg.encoder.bidirectional,
         cfg.encoder.reverse,
     )
-    return mode(cfg.attention).build(sizes)
+    attention: att.Attention = mode(cfg.attention).build(sizes)
+    return attention
 
 
 def build_model(

@@ -36,12 +36,16 @@ with ``gradcheck`` in float64 and against the step loop in float32.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
 
 import torch
 from torch import Tensor, nn
 
 from seq2seq.model import feeding
+
+# One recurrence's (w_ih, w_hh, b_ih, b_hh), as nn.GRUCell/LSTMCell name them.
+Weights = tuple[Tensor, Tensor, Tensor, Tensor]
 
 
 class GRUSequence(torch.autograd.Function):
@@ -53,7 +57,7 @@ class GRUSequence(torch.autograd.Function):
     (compiled.py), the same mathematics."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         loops: Loops,
         x: Tensor,
@@ -159,18 +163,18 @@ def run_gru(
     loops: Loops,
     x: Tensor,
     h0: Tensor,
-    weights: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+    weights: Sequence[Weights],
 ) -> Tensor:
     """:class:`GRUSequence` of x (K, B, T, E) from h0 (K, B, H), recurrence k
     with ``weights[k]`` = (w_ih, w_hh, b_ih, b_hh)."""
-    return _apply(GRUSequence, loops, [x, h0], weights)
+    return cast(Tensor, _apply(GRUSequence, loops, [x, h0], weights))
 
 
 def _apply(
     fn: type[torch.autograd.Function],
     loops: Loops,
     tensors: list[Tensor],
-    weights: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+    weights: Sequence[Weights],
 ) -> Any:
     """``fn.apply(loops, *tensors, w_ih, w_hh, b_ih, b_hh)`` with recurrence
     k's weights stacked as (K, ...); under autocast everything is cast to the
@@ -184,7 +188,7 @@ def _apply(
         dtype = torch.get_autocast_dtype(device)
         inputs = [t.to(dtype) for t in inputs]
     with torch.autocast(device, enabled=False):
-        return fn.apply(loops, *inputs)
+        return fn.apply(loops, *inputs)  # type: ignore[no-untyped-call]
 
 
 class LSTMSequence(torch.autograd.Function):
@@ -204,7 +208,7 @@ class LSTMSequence(torch.autograd.Function):
     and the weight gradients as GEMMs over all B×T rows after the loop."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         loops: Loops,
         x: Tensor,
@@ -255,7 +259,7 @@ def lstm_forward(
         torch.tanh(
             a[..., 2 * hidden : 3 * hidden], out=act[..., 2 * hidden : 3 * hidden]
         )
-        i, f, g, o = act.split(hidden, dim=-1)
+        i, f, g, o = torch.split(act, hidden, dim=-1)
         c = torch.addcmul(f * c, i, g)
         h = o * torch.tanh(c)
         hs.append(h)
@@ -270,7 +274,7 @@ def lstm_backward(
     """The reverse loop: every step's pre-activation gradient da (K, B, T,
     4H), dh0 and dc0 (K, B, H)."""
     hidden = cs.size(-1)
-    i, f, g, o = acts.split(hidden, dim=-1)  # (K, B, T, H) each
+    i, f, g, o = torch.split(acts, hidden, dim=-1)  # (K, B, T, H) each
     prev_c = torch.cat([c0.unsqueeze(2), cs[:, :, :-1]], dim=2)  # c_{t-1}
     tc = torch.tanh(cs)
     # What does not depend on dh or dc, for all steps at once:
@@ -305,11 +309,12 @@ def run_lstm(
     x: Tensor,
     h0: Tensor,
     c0: Tensor,
-    weights: list[tuple[Tensor, Tensor, Tensor, Tensor]],
+    weights: Sequence[Weights],
 ) -> tuple[Tensor, Tensor]:
     """:class:`LSTMSequence` of x (K, B, T, E) from h0, c0 (K, B, H), as
     :func:`run_gru` does for the GRU: (h, c), each (K, B, T, H)."""
-    return _apply(LSTMSequence, loops, [x, h0, c0], weights)
+    h, c = _apply(LSTMSequence, loops, [x, h0, c0], weights)
+    return h, c
 
 
 class Loops(Protocol):
@@ -346,9 +351,10 @@ class Loops(Protocol):
         w_hh: Tensor,
     ) -> tuple[Tensor, Tensor, Tensor]: ...
 
-    def feeding_forward(self, *tensors: Tensor) -> tuple[Tensor, ...]: ...
+    # feeding.py's loops, whose many tensors differ by path in name only
+    def feeding_forward(self, *tensors: Any, **_: Any) -> tuple[Tensor, ...]: ...
 
-    def feeding_backward(self, *tensors: Tensor) -> tuple[Tensor, ...]: ...
+    def feeding_backward(self, *tensors: Any, **_: Any) -> tuple[Tensor, ...]: ...
 
 
 class _PythonLoops:

@@ -35,9 +35,9 @@ class Decoding:
 
     def __post_init__(self) -> None:
         if self.beam < 1:
-            raise UserError(f"--beam {self.beam}: the beam size must be >= 1")
+            raise UserError(f"beam size {self.beam}: must be >= 1")
         if self.alpha < 0:
-            raise UserError(f"--alpha {self.alpha}: the length penalty must be >= 0")
+            raise UserError(f"length penalty alpha {self.alpha}: must be >= 0")
 
     @property
     def tag(self) -> str:
@@ -237,7 +237,8 @@ def beam_search(
             break
         if len(still) < len(beams.live):
             beams = beams.select(still)
-    return [sorted(f, key=lambda h: -h.score)[:nbest] for f in finished]
+    # every finished beam hypothesis carries its score
+    return [sorted(f, key=lambda h: -(h.score or 0.0))[:nbest] for f in finished]
 
 
 @dataclass
@@ -334,3 +335,19 @@ def _own(weights: Tensor) -> Tensor:
     keep the whole batch's (B x k, T, S) tensor alive as long as the
     hypothesis lives."""
     return weights.to("cpu", copy=True)
+
+
+def search(
+    model: Seq2Seq,
+    src: Tensor,
+    src_len: Tensor,
+    decoding: Decoding,
+    ratio: float = 2.0,
+    nbest: int = 1,
+) -> list[list[Hypothesis]]:
+    """The one choice between the two searches: greedy for beam 1, else beam
+    search; the ``nbest`` best hypotheses of each source (greedy has one)."""
+    if decoding.beam == 1:
+        return [[h] for h in greedy(model, src, src_len, ratio, decoding.alpha)]
+    k, alpha = decoding.beam, decoding.alpha
+    return beam_search(model, src, src_len, k, alpha, ratio, nbest)

@@ -11,10 +11,12 @@ translations, HPARAMS compares finished runs.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -28,13 +30,17 @@ from torch.utils.tensorboard.summary import hparams  # noqa: E402
 
 from seq2seq.data.tokenizer import word_index  # noqa: E402
 from seq2seq.files import naming, quiet_event_writer_threads, save_figure
+from seq2seq.results import ProbeResult  # noqa: E402
 
 EOS_LABEL = "</s>"  # the end-of-sentence row/column of a heatmap
 
 
 @dataclass
-class Probe:
-    """One fixed validation sentence, decoded at every validation."""
+class Watched:
+    """One fixed validation sentence, decoded and drawn at every validation
+    (TensorBoard's alignment/probe<k> and forced/probe<k>, and the config's
+    train.num_probes, keep the name they were given first; seq2seq probe's
+    classifier is another thing, lab/probe.py)."""
 
     index: int  # position in the validation split
     source: str
@@ -42,7 +48,7 @@ class Probe:
     src_pieces: list[str]  # source subwords + </s>, the heatmap's columns
 
 
-def pick_probes(lengths: Sequence[int], count: int) -> list[int]:
+def pick_watched(lengths: Sequence[int], count: int) -> list[int]:
     """``count`` distinct sentence indices spread over the length range
     (quantiles 10%..95%), so the heatmaps show short and long sentences."""
     if count == 0 or not lengths:
@@ -142,7 +148,9 @@ class Board:
         quiet_event_writer_threads()
         with naming(run_dir):
             self.writer = SummaryWriter(log_dir=str(run_dir), purge_step=purge_step)
-        events = getattr(self.writer.file_writer.event_writer, "_file_name", None)
+        # file_writer is typed None until the writer opens it (it has, above)
+        file_writer: Any = self.writer.file_writer
+        events = getattr(file_writer.event_writer, "_file_name", None)
         self.events = Path(events) if events else run_dir
 
     def scalars(self, values: dict[str, float], step: int) -> None:
@@ -174,12 +182,13 @@ class Board:
         with naming(self.events):
             self.writer.add_text(tag, markdown, step)
 
-    def hparams(self, params: dict, metrics: dict[str, float]) -> None:
+    def hparams(self, params: dict[str, Any], metrics: dict[str, float]) -> None:
         """Write the HPARAMS summary into this run's own folder."""
-        exp, ssi, sei = hparams(params, metrics)
+        exp, ssi, sei = hparams(params, metrics)  # type: ignore[no-untyped-call]
         with naming(self.events):
+            file_writer: Any = self.writer.file_writer  # typed None: opened
             for summary in (exp, ssi, sei):
-                self.writer.file_writer.add_summary(summary)
+                file_writer.add_summary(summary)
             for tag, value in metrics.items():
                 self.writer.add_scalar(tag, value, 0)
 
@@ -200,25 +209,30 @@ def samples_markdown(rows: Sequence[tuple[str, str, str]]) -> str:
 PROBE_MIN_N = 20  # positions seen fewer times are left out of the probe plot
 
 
-def probe_figure(results: Sequence[dict]) -> Figure:
+def probe_figure(results: Sequence[ProbeResult]) -> Figure:
     """seq2seq probe, one colour per run: the probe's accuracy by source word
     position (dashed: the same probe without the vector), by relative position
     (0 = first word, 1 = last), and the output's recall by reference position."""
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8), dpi=100)
     for k, r in enumerate(results):
         colour = f"C{k}"
-        name = Path(r["run"]).name
-        label = r["mode"] if name == r["mode"] else f"{r['mode']} ({name})"
-        for ax, key in ((axes[0], "by_position"), (axes[2], "output_by_position")):
-            rows = [p for p in r[key] if p["n"] >= PROBE_MIN_N]
-            xs = [p["position"] for p in rows]
-            ax.plot(xs, [p["accuracy"] for p in rows], colour, label=label)
-        rows = [p for p in r["baseline_by_position"] if p["n"] >= PROBE_MIN_N]
-        xs = [p["position"] for p in rows]
-        axes[0].plot(xs, [p["accuracy"] for p in rows], colour, ls="--", lw=0.8)
-        rows = [b for b in r["by_relative_position"] if b["n"] >= PROBE_MIN_N]
-        xs = [(b["lo"] + b["hi"]) / 2 for b in rows]
-        axes[1].plot(xs, [b["accuracy"] for b in rows], colour, marker="o")
+        name = Path(r.run).name
+        label = r.mode if name == r.mode else f"{r.mode} ({name})"
+        for ax, curve in ((axes[0], r.by_position), (axes[2], r.output_by_position)):
+            rows = [p for p in curve if p.n >= PROBE_MIN_N]
+            ax.plot(
+                [p.position for p in rows],
+                [p.accuracy for p in rows],
+                colour,
+                label=label,
+            )
+        rows = [p for p in r.baseline_by_position if p.n >= PROBE_MIN_N]
+        xs = [p.position for p in rows]
+        axes[0].plot(xs, [p.accuracy for p in rows], colour, ls="--", lw=0.8)
+        bins = [b for b in r.by_relative_position if b.n >= PROBE_MIN_N]
+        middles = [(b.lo + b.hi) / 2 for b in bins]
+        accuracy = [math.nan if b.accuracy is None else b.accuracy for b in bins]
+        axes[1].plot(middles, accuracy, colour, marker="o")
     titles = (
         "word i named from the vector (dashed: position only)",
         "the same by relative position",
@@ -234,17 +248,19 @@ def probe_figure(results: Sequence[dict]) -> Figure:
     return fig
 
 
-def log_probe(run_dir: Path, result: dict, png: Path) -> None:
+def log_probe(run_dir: Path, result: ProbeResult, png: Path) -> None:
     """Save the probe plot and write it, and its curves (x = position, as the
     step), to the run's TensorBoard under ``probe_<split>/``."""
     fig = probe_figure([result])
     save_figure(fig, png)
     board = Board(run_dir)
-    tag = f"probe_{result['split']}"
-    for key, name in (("by_position", "accuracy"), ("output_by_position", "recall")):
-        curve = {p["position"]: p["accuracy"] for p in result[key]}
-        for position, accuracy in curve.items():
-            board.scalars({f"{tag}/{name}_by_position": accuracy}, position)
+    tag = f"probe_{result.split}"
+    for rows, name in (
+        (result.by_position, "accuracy"),
+        (result.output_by_position, "recall"),
+    ):
+        for p in rows:
+            board.scalars({f"{tag}/{name}_by_position": p.accuracy}, p.position)
     with naming(board.events):
-        board.writer.add_figure(f"{tag}/plot", fig, result["step"] or 0, close=True)
+        board.writer.add_figure(f"{tag}/plot", fig, result.step or 0, close=True)
     board.close()

@@ -37,7 +37,9 @@ def rng_state() -> dict[str, Any]:
     """Every random generator training touches, as plain lists and numbers
     (they also travel between processes, see distributed.py)."""
     version, words, gauss = random.getstate()
-    name, keys, pos, has_gauss, cached = np.random.get_state()
+    numpy_state = np.random.get_state(legacy=True)
+    assert isinstance(numpy_state, tuple)  # legacy: a tuple, not a dict
+    name, keys, pos, has_gauss, cached = numpy_state
     state = {
         "python": [version, list(words), gauss],
         "numpy": [name, keys.tolist(), pos, has_gauss, cached],
@@ -81,7 +83,7 @@ def saved_step(path: Path) -> int | None:
     tensors into memory (mmap); None when the file is missing or unreadable."""
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        return payload["state"]["step"]
+        return int(payload["state"]["step"])
     except Exception:  # missing, damaged or not ours: no step to compare
         return None
 
@@ -108,13 +110,13 @@ def check_matches(
             f"{path}: trained with other sentencepiece models than the run's spm/ "
             "folder (fingerprints differ); restore the run's spm/ folder or retrain"
         )
-    saved = payload.get("config", {}).get(what)
+    recorded = payload.get("config", {}).get(what)
     section = getattr(cfg, what)
-    if not isinstance(saved, dict):
+    if not isinstance(recorded, dict):
         raise UserError(f"{path}: records no '{what}' config; retrain the run")
     # Read through the schema: keys added since the checkpoint was written
     # take their defaults, which reproduce what the older code did.
-    saved = to_dict(build(type(section), saved, what))
+    saved = to_dict(build(type(section), recorded, what))
     current = to_dict(section)
     diff = config_differences(saved, current)
     if diff:
@@ -130,9 +132,10 @@ def check_matches(
 
 def lookup(tree: dict[str, Any], dotted: str) -> Any:
     """The value at a dotted key of a nested dict (None where it is missing)."""
+    node: Any = tree
     for part in dotted.split("."):
-        tree = tree.get(part) if isinstance(tree, dict) else None
-    return tree
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 # ------------------------------------------------------------ opening a run

@@ -10,13 +10,7 @@ import torch
 
 from seq2seq.data.batching import bucket_batches, collate
 from seq2seq.model.model import Seq2Seq
-from seq2seq.model.search import (
-    GREEDY,
-    Decoding,
-    Hypothesis,
-    beam_search,
-    greedy,
-)
+from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
 from seq2seq.training.device import check_fits
 
 
@@ -62,11 +56,7 @@ def decode_corpus(
     ):
         batch = collate(src_ids, None, index)
         src, src_len = batch.src.to(device), batch.src_len
-        if decoding.beam == 1:
-            hyps = greedy(model, src, src_len, ratio, decoding.alpha)
-        else:
-            k, alpha = decoding.beam, decoding.alpha
-            hyps = [n[0] for n in beam_search(model, src, src_len, k, alpha, ratio)]
+        hyps = [n[0] for n in search(model, src, src_len, decoding, ratio)]
         for i, hyp in zip(index, hyps, strict=True):
             out[i] = hyp if keep_weights else Hypothesis(hyp.tokens, None, hyp.score)
         if after_batch is not None:

@@ -57,7 +57,7 @@ def keep_freed_memory(
 
 def autocast(
     device: torch.device, precision: str = "auto"
-) -> torch.autocast | nullcontext:
+) -> torch.autocast | nullcontext[None]:
     """Mixed precision for ``precision`` (``train.precision``): ``bf16`` runs the
     matmuls and RNN cells in bfloat16 (the loss and softmaxes stay fp32, the
     weights and optimizer fp32), ``fp32`` runs everything in float32, ``auto``

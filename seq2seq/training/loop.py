@@ -235,7 +235,7 @@ class Loop:
         loss_value = loss.item()
         self.stop_unless_finite("loss", loss_value, "or raise train.clip_norm")
         self.opt.zero_grad(set_to_none=True)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]
         clip = self.cfg.train.clip_norm or math.inf
         norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
         # before the update: clipping cannot make an inf or NaN norm finite

@@ -10,6 +10,8 @@ import sacrebleu
 from sacrebleu.utils import sum_of_lists
 from torch import Tensor
 
+from seq2seq.results import Bucket, Joined
+
 Link = tuple[int, int]
 
 
@@ -42,14 +44,15 @@ def corpus_score(
     the summed statistics. The same number, in memory that does not grow
     with the corpus (tested against corpus_score)."""
     if not hyps:  # sacreBLEU's own answer (an error) for an empty corpus
-        return metric.corpus_score(list(hyps), [list(refs)]).score
-    total: list = []
+        return float(metric.corpus_score(list(hyps), [list(refs)]).score)
+    total: list[float] = []
     for start in range(0, len(hyps), chunk):
         part = metric._extract_corpus_statistics(
             list(hyps[start : start + chunk]), [list(refs[start : start + chunk])]
         )
-        total = sum_of_lists([total, *part]) if total else sum_of_lists(part)
-    return metric._aggregate_and_compute([total]).score
+        parts = [total, *part] if total else part
+        total = sum_of_lists(parts)  # type: ignore[no-untyped-call]
+    return float(metric._aggregate_and_compute([total]).score)
 
 
 def sentence_bleu(hyp: str, ref: str) -> float:
@@ -81,8 +84,8 @@ def bleu_by_length(
     refs: Sequence[str],
     src_lengths: Sequence[int],
     edges: Sequence[int],
-) -> list[dict]:
-    """Corpus BLEU within each source-length bucket: [{lo, hi, n, bleu}]."""
+) -> list[Bucket]:
+    """Corpus BLEU within each source-length bucket."""
     out = []
     for lo, hi, index in length_buckets(src_lengths, edges):
         score = (
@@ -90,13 +93,13 @@ def bleu_by_length(
             if index
             else None
         )
-        out.append({"lo": lo, "hi": hi, "n": len(index), "bleu": score})
+        out.append(Bucket(lo, hi, len(index), score))
     return out
 
 
 def bleu_by_sentences(
     hyps: Sequence[str], refs: Sequence[str], groups: Sequence[Sequence[int]]
-) -> list[dict]:
+) -> list[Joined]:
     """For the pairs made of k sentences, for each k (one k unless joined):
     their BLEU, and how many sentences the hypotheses and the references hold
     on average (``hyp_sentences``, ``ref_sentences``; a model that drops or
@@ -107,15 +110,7 @@ def bleu_by_sentences(
         score = bleu([hyps[i] for i in pick], [refs[i] for i in pick])[0]
         written = sum(sentence_count(hyps[i]) for i in pick) / len(pick)
         expected = sum(sentence_count(refs[i]) for i in pick) / len(pick)
-        out.append(
-            {
-                "k": k,
-                "n": len(pick),
-                "bleu": score,
-                "hyp_sentences": written,
-                "ref_sentences": expected,
-            }
-        )
+        out.append(Joined(k, len(pick), score, written, expected))
     return out
 
 
@@ -225,9 +220,9 @@ def paired_bootstrap(
         n_samples=samples,
     )
     signatures, scores = test()
-    out = {}
+    out: dict[str, dict[str, float]] = {}
     for name, result in zip(scores["System"][1:], scores["BLEU"][1:], strict=True):
-        out[name] = {
+        out[str(name)] = {
             key: float(getattr(result, key))
             for key in ("score", "mean", "ci", "p_value")
         }

@@ -31,7 +31,9 @@ class Progress:
         self.name, self.style, self.every_s = name, style, every_s
         self.last_line, self.current_epoch = -float("inf"), 0
 
-    def epoch(self, batches: Sequence[list[int]], done: int, epoch: int) -> tqdm:
+    def epoch(
+        self, batches: Sequence[list[int]], done: int, epoch: int
+    ) -> tqdm[list[int]]:
         """The epoch's remaining batches, drawn as a bar if the style says so."""
         self.current_epoch = epoch
         return tqdm(
@@ -45,7 +47,12 @@ class Progress:
         )
 
     def report(
-        self, bar: tqdm, step: int, max_steps: int, loss: float, tokens_s: float
+        self,
+        bar: tqdm[list[int]],
+        step: int,
+        max_steps: int,
+        loss: float,
+        tokens_s: float,
     ) -> None:
         """The latest training loss and speed: on the bar, or as a line."""
         if self.style == "bar":

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
@@ -26,6 +25,7 @@ from seq2seq.data.batching import collate
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded
 from seq2seq.model.model import Seq2Seq, loss_sum
+from seq2seq.results import TextScores
 from seq2seq.specials import PAD
 from seq2seq.training.device import autocast
 from seq2seq.training.metrics import (
@@ -46,22 +46,22 @@ def text_scores(
     src_words: Sequence[int],
     groups: Sequence[Sequence[int]],
     buckets: Sequence[int],
-) -> dict[str, Any]:
+) -> TextScores:
     """BLEU, chrF, their signatures, BLEU by source length (``buckets``: the
     inclusive upper edges, eval.buckets) and by sentences joined (``groups``:
     the original pairs of each pair, Split.groups)."""
     bleu_score, signature = bleu(texts, refs)
     chrf_score, chrf_signature = chrf(texts, refs)
-    return {
-        "n": len(texts),
-        "bleu": bleu_score,
-        "chrf": chrf_score,
-        "bleu_lc": bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
-        "signature": signature,
-        "chrf_signature": chrf_signature,
-        "buckets": bleu_by_length(texts, refs, src_words, buckets),
-        "by_sentences": bleu_by_sentences(texts, refs, groups),
-    }
+    return TextScores(
+        n=len(texts),
+        bleu=bleu_score,
+        chrf=chrf_score,
+        bleu_lc=bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
+        signature=signature,
+        chrf_signature=chrf_signature,
+        buckets=tuple(bleu_by_length(texts, refs, src_words, buckets)),
+        by_sentences=tuple(bleu_by_sentences(texts, refs, groups)),
+    )
 
 
 @dataclass
@@ -89,7 +89,7 @@ def forced(
 ) -> Forced:
     """Force-decode the pairs of ``batches`` (index lists into ``data``)."""
     model.eval()
-    out, sums = Forced(), {}
+    out, sums = Forced(), dict[str, float]()
     words = data.word_indices(tok) if data.split.align is not None else None
     hit, total, scored = 0, 0, False  # AER's counts, batch by batch (memory: one)
     for index in batches:

@@ -1,5 +1,6 @@
 """Validation during training: loss/ppl, greedy BLEU/chrF and BLEU by length,
-attention diagnostics and AER (all scored by scoring.py), probe heatmaps."""
+attention diagnostics and AER (all scored by scoring.py), and the heatmaps of
+a few watched validation sentences."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from seq2seq.model.model import Seq2Seq, describe
 from seq2seq.training.board import (
     FORCED_ROWS,
     Board,
-    Probe,
-    pick_probes,
+    Watched,
+    pick_watched,
     samples_markdown,
 )
 from seq2seq.training.decoding import decode_corpus
@@ -44,18 +45,15 @@ class Validator:
         n = cfg.train.val_max_sentences or len(val.split)
         self.subset = list(range(min(n, len(val.split))))
         tok = ws.tokenizer
-        self.probes = [
-            Probe(
+        self.watched = [
+            Watched(
                 i,
                 val.split.src[i],
                 val.split.tgt[i],
                 tok.src_pieces(val.src_ids[i]) + ["</s>"],
             )
-            for i in pick_probes(val.src_words(), cfg.train.num_probes)
+            for i in pick_watched(val.src_words(), cfg.train.num_probes)
         ]
-        # Where the validation set has gold word alignments (the shipped corpus),
-        # AER of the forced-decoding attention is logged at every validation.
-        self.last_step = -1
         self.start = time.monotonic()
         self.history = run.history_file(run_dir)
 
@@ -114,26 +112,23 @@ class Validator:
             "step": step,
             "loss": loss,
             "ppl": math.exp(min(loss, 50.0)),
-            "bleu": scores["bleu"],
-            "chrf": scores["chrf"],
+            "bleu": scores.bleu,
+            "chrf": scores.chrf,
         }
         self.board.scalars(
             {f"val/{k}": v for k, v in result.items() if k != "step"}, step
         )
         by_length = {  # TensorBoard: how BLEU by length forms (empty buckets left out)
-            f"{b['lo']}-{b['hi']}": b["bleu"]
-            for b in scores["buckets"]
-            if b["bleu"] is not None
+            f"{b.lo}-{b.hi}": b.bleu for b in scores.buckets if b.bleu is not None
         }
         self.board.scalars(
             {f"val_bleu_by_length/{k}": v for k, v in by_length.items()}, step
         )
         self.board.scalars({f"attention/{k}": v for k, v in attention.items()}, step)
-        self.draw_probes(model, step)
+        self.draw_watched(model, step)
         elapsed = time.monotonic() - self.start
         line = result | (extra or {}) | {"elapsed_s": elapsed}
         append_line(self.history, json.dumps(line | {"attention": attention}))
-        self.last_step = step
         print(
             f"{self.cfg.name}: step {step}: val loss {loss:.3f} "
             f"ppl {result['ppl']:.2f} BLEU {result['bleu']:.2f} "
@@ -141,11 +136,11 @@ class Validator:
         )
         return result
 
-    def draw_probes(self, model: Seq2Seq, step: int) -> None:
-        """Sample translations of the probe sentences and, for attention modes,
+    def draw_watched(self, model: Seq2Seq, step: int) -> None:
+        """Sample translations of the watched sentences and, for attention modes,
         heatmaps of their hypothesis and of their forced-decoded reference."""
         val, tok = self.ws.val, self.ws.tokenizer
-        ids = [val.src_ids[p.index] for p in self.probes]
+        ids = [val.src_ids[p.index] for p in self.watched]
         hyps = decode_corpus(
             model,
             ids,
@@ -156,7 +151,7 @@ class Validator:
         )
         texts = [tok.decode_tgt(h.tokens) for h in hyps]
         rows = [
-            (p.source, p.reference, t) for p, t in zip(self.probes, texts, strict=True)
+            (p.source, p.reference, t) for p, t in zip(self.watched, texts, strict=True)
         ]
         self.board.text("samples", samples_markdown(rows), step)
         if not model.has_alignment:
@@ -168,29 +163,29 @@ class Validator:
                 step,
             )
             return
-        if not self.probes:
+        if not self.watched:
             return
         forced = self.forced_weights(model)
-        for k, (probe, hyp, text) in enumerate(
-            zip(self.probes, hyps, texts, strict=True)
-        ):
-            score = sentence_bleu(text, probe.reference)
-            words = len(probe.source.split())
+        for k, (w, hyp, text) in enumerate(zip(self.watched, hyps, texts, strict=True)):
+            assert hyp.weights is not None  # the mode has alignment (above)
+            score = sentence_bleu(text, w.reference)
+            words = len(w.source.split())
             title = f"step {step} · sentence BLEU {score:.1f} · {words} source words"
             pieces = tok.tgt_pieces(hyp.tokens) + ["</s>"]
-            src = probe.src_pieces
+            src = w.src_pieces
             self.board.alignment(
                 f"alignment/probe{k}", hyp.weights, src, pieces, title, step
             )
-            ref = tok.tgt_pieces(val.tgt_ids[probe.index]) + ["</s>"]
+            ref = tok.tgt_pieces(val.tgt_ids[w.index]) + ["</s>"]
             title = f"step {step} · reference, forced decoding · {words} source words"
             self.board.alignment(
                 f"forced/probe{k}", forced[k], src, ref, title, step, FORCED_ROWS
             )
 
     def forced_weights(self, model: Seq2Seq) -> list[torch.Tensor]:
-        """Attention (T_ref + 1, S_real) of each probe with its reference fed in."""
-        index = [p.index for p in self.probes]
+        """Attention (T_ref + 1, S_real) of each watched sentence, its reference
+        fed in."""
+        index = [p.index for p in self.watched]
         precision = self.cfg.train.precision
         return forced_weights(model, self.ws.val, index, self.device, precision)
 
@@ -217,11 +212,11 @@ def improves(result: dict[str, Any], best: dict[str, Any], metric: str) -> bool:
     if not best:
         return True
     if metric == "loss":
-        return result["loss"] < best["loss"]
-    return result["bleu"] > best["bleu"]
+        return bool(result["loss"] < best["loss"])
+    return bool(result["bleu"] > best["bleu"])
 
 
-def read_history(path: Path) -> list[dict]:
+def read_history(path: Path) -> list[dict[str, Any]]:
     """The validation records of a run's history.jsonl, in order (none without
     the file). A line that is not a JSON object (one cut short by a kill) is
     left out with a warning."""

@@ -1,0 +1,112 @@
+"""The typed results: each reads the files older versions wrote, and writes
+the keys users' files have always had, in the same order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from seq2seq.errors import UserError
+from seq2seq.results import Bucket, Evaluation, Joined
+
+# The keys of an eval_<name>.json as `seq2seq evaluate` writes them today.
+KEYS = [
+    "run",
+    "split",
+    "mode",
+    "params",
+    "checkpoint",
+    "decoding",
+    "ablation",
+    "step",
+    "n",
+    "bleu",
+    "chrf",
+    "bleu_lc",
+    "signature",
+    "chrf_signature",
+    "buckets",
+    "by_sentences",
+    "aer",
+]
+
+# The first evaluate wrote these keys only (no decoding, ablation, bleu_lc or
+# by_sentences): such files are still in users' run folders.
+FIRST = {
+    "run": "runs/old",
+    "split": "test",
+    "mode": "additive",
+    "params": 1234,
+    "checkpoint": "best",
+    "step": 800,
+    "n": 3,
+    "bleu": 41.5,
+    "chrf": 60.25,
+    "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.0",
+    "chrf_signature": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.4.0",
+    "buckets": [
+        {"lo": 1, "hi": 10, "n": 2, "bleu": 50.0},
+        {"lo": 11, "hi": 20, "n": 0, "bleu": None},
+        {"lo": 21, "hi": 30, "n": 1, "bleu": 12.5},
+    ],
+    "aer": 0.25,
+}
+
+
+def test_a_file_of_the_first_version_reads_with_the_meaning_it_had() -> None:
+    e = Evaluation.from_dict(FIRST)
+    assert (e.decoding, e.ablation, e.bleu_drop) == ("greedy", None, None)
+    assert e.scores.bleu_lc is None and e.scores.by_sentences == ()
+    assert e.buckets[1] == Bucket(11, 20, 0, None)
+    assert [b.n for b in e.scores.filled()] == [2, 1]
+    assert e.bleu == 41.5 and e.step == 800 and e.aer == 0.25
+
+
+def test_todays_file_round_trips_with_its_keys_in_order() -> None:
+    data = FIRST | {
+        "decoding": "beam 5, alpha 1.0",
+        "ablation": None,
+        "bleu_lc": 43.0,
+        "by_sentences": [
+            {"k": 1, "n": 2, "bleu": 40.0, "hyp_sentences": 1.0, "ref_sentences": 1.0}
+        ],
+    }
+    data = {key: data[key] for key in KEYS}  # evaluate's order
+    e = Evaluation.from_dict(data)
+    assert list(e.to_dict()) == KEYS
+    assert e.to_dict() == data
+    assert json.loads(e.to_json()) == data
+
+
+def test_an_ablation_writes_its_drop_last() -> None:
+    e = Evaluation.from_dict(FIRST | {"ablation": "uniform", "bleu_drop": 30.0})
+    assert list(e.to_dict()) == [*KEYS, "bleu_drop"]
+    assert e.to_dict()["bleu_drop"] == 30.0
+
+
+def test_joined_counts_written_before_they_existed_stay_absent() -> None:
+    old = {"k": 2, "n": 5, "bleu": 20.0}
+    assert Joined.from_dict(old).to_dict() == old
+    new = old | {"hyp_sentences": 1.5, "ref_sentences": 2.0}
+    assert Joined.from_dict(new).to_dict() == new
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"run": "x"}', "not an evaluation written by seq2seq evaluate"),
+        ("[1, 2]", "not an evaluation written by seq2seq evaluate"),
+        (json.dumps(FIRST | {"buckets": [{"lo": 1}]}), "KeyError"),
+    ],
+)
+def test_a_damaged_file_is_one_line_naming_it(
+    tmp_path: Path, text: str, needle: str
+) -> None:
+    path = tmp_path / "eval_test.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError, match=needle) as err:
+        Evaluation.read(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
