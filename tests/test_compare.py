@@ -24,8 +24,8 @@ from seq2seq.lab.compare import (
 )
 from seq2seq.lab.evaluate import cached_evaluate, evaluate
 from seq2seq.model.search import Decoding
+from seq2seq.results import Validation
 from seq2seq.training.train import train
-from seq2seq.training.validate import improves
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,8 @@ def test_training_summary_reads_epochs_from_history(tmp_path: Path) -> None:
         )
         return training_summary(tmp_path)
 
-    line = {"bleu": 5.0, "ppl": 9.0, "elapsed_s": 60.0}
+    line = {"step": 1, "loss": 2.2, "bleu": 5.0, "ppl": 9.0, "chrf": 20.0}
+    line |= {"elapsed_s": 60.0}
     got = summary(
         line | {"epoch": 1}, line | {"bleu": 7.0, "epoch": 2}, line | {"epoch": 4}
     )
@@ -144,8 +145,8 @@ def test_the_best_validation_follows_the_stop_metric(tmp_path: Path) -> None:
     """With train.stop_metric: loss the best epoch is the lowest loss, as in
     training's choice of best.pt, not the highest BLEU."""
     lines = [
-        {"epoch": 1, "bleu": 6.0, "loss": 3.7, "ppl": 40.0},
-        {"epoch": 2, "bleu": 3.2, "loss": 3.6, "ppl": 37.0},
+        {"step": 10, "epoch": 1, "bleu": 6.0, "loss": 3.7, "ppl": 40.0, "chrf": 30.0},
+        {"step": 20, "epoch": 2, "bleu": 3.2, "loss": 3.6, "ppl": 37.0, "chrf": 29.0},
     ]
     (tmp_path / "history.jsonl").write_text(
         "".join(json.dumps(x) + "\n" for x in lines)
@@ -154,8 +155,9 @@ def test_the_best_validation_follows_the_stop_metric(tmp_path: Path) -> None:
     cfg = load_config(REPO / "configs/synth_ende/none.yaml", ["train.stop_metric=loss"])
     save_config(cfg, tmp_path / "config.yaml")
     assert training_summary(tmp_path)["best_epoch"] == 2
-    assert improves(lines[1], lines[0], "loss") and improves(lines[0], {}, "bleu")
-    assert not improves(lines[1], lines[0], "bleu")
+    first, second = (Validation.from_dict(x) for x in lines)
+    assert second.beats(first, "loss") and first.beats(None, "bleu")
+    assert not second.beats(first, "bleu")
 
 
 def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(

@@ -25,6 +25,7 @@ from seq2seq.lab.experiment import (
     plan,
     run_jobs,
 )
+from seq2seq.results import TrainingState
 
 
 def write_experiment(tmp_path: Path) -> Path:
@@ -115,7 +116,7 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
     assert " train --config c.yaml --progress log" in commands(job, ["test"], "log")
     job.run_dir.mkdir()
     for finished, expected in ((False, f"train --resume {job.run_dir}"), (True, "")):
-        state = {"step": 5, "finished": finished}
+        state = TrainingState(5, 1, 5, None, 0, 5, 1.0, 1, finished).to_dict()
         torch.save({"model": {}, "state": state}, job.run_dir / "last.pt")
         train = commands(job, ["test"]).split(" && ")[0]
         assert (expected in train) if expected else (" train " not in train)
@@ -126,7 +127,8 @@ def test_interrupted_trainings_resume_and_finished_ones_are_kept(
     (job.run_dir / "eval_test.json").write_text(json.dumps(scored))
     (job.run_dir / "hyp_test.txt").write_text("a\n")
     assert job.evaluated("test") and job.done(["test"])
-    torch.save({"model": {}, "state": {"step": 5}}, job.run_dir / "last.pt")
+    state = TrainingState(5, 1, 5, None, 0, 5, 1.0, 1, finished=False).to_dict()
+    torch.save({"model": {}, "state": state}, job.run_dir / "last.pt")
     assert not job.done(["test"])
     train, evaluate = commands(job, ["test"]).split(" && ")
     assert f"train --resume {job.run_dir}" in train and "--split test" in evaluate

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from seq2seq.errors import UserError
-from seq2seq.results import Bucket, Evaluation, Joined
+from seq2seq.results import Bucket, Evaluation, Joined, TrainingState, Validation
 
 # The keys of an eval_<name>.json as `seq2seq evaluate` writes them today.
 KEYS = [
@@ -110,3 +110,37 @@ def test_a_damaged_file_is_one_line_naming_it(
     with pytest.raises(UserError, match=needle) as err:
         Evaluation.read(path)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_history_line_round_trips_and_the_best_keeps_five_scores() -> None:
+    line = {"step": 8, "loss": 5.6, "ppl": 295.0, "bleu": 0.2, "chrf": 2.1}
+    line |= {"epoch": 1, "lr": 0.00048, "elapsed_s": 6.8, "attention": {"aer": 1.0}}
+    v = Validation.from_dict(line)
+    assert json.dumps(v.to_dict()) == json.dumps(line)  # the same text
+    assert v.scores() == {k: line[k] for k in ("step", "loss", "ppl", "bleu", "chrf")}
+    # written without epoch and lr (older code, or a bare Validator.run)
+    bare = {k: line[k] for k in ("step", "loss", "ppl", "bleu", "chrf")}
+    old = Validation.from_dict(bare)
+    assert old.epoch is None and old.to_dict() == bare | {"attention": {}}
+
+
+def test_the_better_validation_follows_the_stop_metric() -> None:
+    a = Validation(1, loss=3.7, ppl=40.0, bleu=6.0, chrf=30.0)
+    b = Validation(2, loss=3.6, ppl=37.0, bleu=3.2, chrf=29.0)
+    assert a.beats(None, "bleu") and b.beats(a, "loss") and not b.beats(a, "bleu")
+
+
+def test_the_saved_runs_checkpoint_state_reads_and_writes_back_unchanged() -> None:
+    # tests/fixtures/saved_run: a run written by older code (its README)
+    import torch
+
+    saved = Path(__file__).parent / "fixtures/saved_run/additive"
+    for name in ("best.pt", "last.pt"):
+        state = torch.load(saved / name, weights_only=True)["state"]
+        typed = TrainingState.from_dict(state)
+        assert typed.to_dict() == state
+        assert list(typed.to_dict()) == list(state)
+    last = TrainingState.from_dict(
+        torch.load(saved / "last.pt", weights_only=True)["state"]
+    )
+    assert last.finished and last.best is not None and last.best.step == 8

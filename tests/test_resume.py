@@ -21,6 +21,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 import seq2seq.training.checkpoint as checkpoint
 from seq2seq.cli import main
 from seq2seq.data.synth import write_corpus
+from seq2seq.results import Validation
 from seq2seq.training.checkpoint import atomic_save, load_checkpoint
 from seq2seq.training.validate import read_history
 
@@ -173,7 +174,8 @@ def test_a_history_line_cut_short_is_dropped(tmp_path: Path, capsys) -> None:
     """A kill while history.jsonl is written can leave half a line; reading
     the history (resume, compare) leaves it out with a warning naming it."""
     path = tmp_path / "history.jsonl"
-    path.write_text('{"step": 10, "bleu": 1.0}\n{"step": 20, "bl')
-    assert read_history(path) == [{"step": 10, "bleu": 1.0}]
+    line = {"step": 10, "loss": 4.0, "ppl": 54.6, "bleu": 1.0, "chrf": 9.0}
+    path.write_text(json.dumps(line) + '\n{"step": 20, "bl')
+    assert read_history(path) == [Validation.from_dict(line)]
     assert "history.jsonl:2: not a validation record" in capsys.readouterr().err
     assert read_history(tmp_path / "none.jsonl") == []

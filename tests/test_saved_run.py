@@ -21,7 +21,7 @@ from seq2seq.data.batching import collate
 from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.model.model import loss_sum
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "saved_run"
 
@@ -40,8 +40,9 @@ def test_the_saved_weights_give_the_losses_the_old_code_computed(saved: Path) ->
     The tolerance (1e-4 relative) is far above float32 rounding on any CPU
     (about 1e-6 here) and far below what a misplaced weight would change."""
     expected = json.loads(Path("expected.json").read_text())
-    cfg, tok, model, payload = load_run(saved)
-    assert payload["state"]["step"] == expected["step"]
+    opened = open_run(saved)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
+    assert opened.step == expected["step"]
     data = encode(load_split(cfg.data, "test"), tok)
     got = []
     with torch.no_grad():

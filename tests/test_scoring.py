@@ -18,7 +18,7 @@ from seq2seq.config import SplitFiles
 from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import eval_split
 from seq2seq.data.workspace import encode
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.metrics import bleu
 from seq2seq.training.scoring import forced, forced_weights, text_scores
 
@@ -31,7 +31,8 @@ def saved(tmp_path_factory: pytest.TempPathFactory):
     """The saved run's model and tokenizer, and its test set encoded."""
     root = tmp_path_factory.mktemp("scoring") / "saved"
     shutil.copytree(FIXTURE, root)
-    cfg, tok, model, _ = load_run(root / "additive")
+    opened = open_run(root / "additive")
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     files = cfg.data.test  # paths relative to the fixture folder
     test = eval_split(SplitFiles(*(str(root / p) for p in astuple(files))), "test")
     return tok, model, encode(test, tok)

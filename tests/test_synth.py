@@ -9,9 +9,9 @@ from typing import TypeVar
 import pytest
 
 from seq2seq import files
-from seq2seq.data import synth
-from seq2seq.data import synth_lexicon as lx
-from seq2seq.data.synth import NP, PP, Clause, Sentence, Unit
+from seq2seq.data.synth import generate as synth
+from seq2seq.data.synth import lexicon as lx
+from seq2seq.data.synth.tree import NP, PP, Clause, Sentence, Unit
 
 T = TypeVar("T")
 

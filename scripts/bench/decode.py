@@ -22,7 +22,7 @@ from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
 from seq2seq.model.search import Decoding
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.metrics import bleu
@@ -46,7 +46,8 @@ def main() -> None:
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     device = pick_device(args.device, keep_freed=not args.glibc_default_malloc)
-    cfg, tok, model, _ = load_run(args.run_dir, args.checkpoint, device)
+    opened = open_run(args.run_dir, args.checkpoint, device)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     data = encode(load_split(cfg.data, args.split), tok)
     out = {"run": str(args.run_dir), "split": args.split, "batch": args.batch}
     out |= {"threads": torch.get_num_threads(), "sentences": len(data.src_ids)}

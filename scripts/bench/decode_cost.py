@@ -28,7 +28,7 @@ from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
 from seq2seq.model.search import Decoding
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import decode_corpus
 
 BIN = 10  # subwords per bin
@@ -38,7 +38,8 @@ def timings(
     run: Path, split: str, decoding: Decoding, checkpoint: str
 ) -> list[tuple[int, float, float]]:
     """(source subwords, ms per sentence, ms per output token) per sentence."""
-    cfg, tok, model, _ = load_run(run, checkpoint)
+    opened = open_run(run, checkpoint)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     ids = encode(load_split(cfg.data, split), tok).src_ids
     cpu, ratio = torch.device("cpu"), cfg.eval.max_len_ratio
     decode_corpus(model, ids[:4], 1, ratio, cpu, decoding)  # warm-up

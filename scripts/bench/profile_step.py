@@ -39,7 +39,7 @@ from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import run_script
 from seq2seq.model.search import Decoding
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks
@@ -121,7 +121,8 @@ def profile_train(args: argparse.Namespace, device: torch.device) -> dict:
 
 
 def profile_decode(args: argparse.Namespace, device: torch.device) -> dict:
-    cfg, tok, model, _ = load_run(args.run_dir, "last", device)
+    opened = open_run(args.run_dir, "last", device)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     sources = encode(load_split(cfg.data, "test"), tok).src_ids
     decoding, ratio = Decoding(args.beam), cfg.eval.max_len_ratio
     decode_corpus(model, sources[: args.batch], args.batch, ratio, device, decoding)

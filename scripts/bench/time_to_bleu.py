@@ -19,13 +19,13 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from seq2seq.config import load_config
 from seq2seq.errors import run_script
 from seq2seq.model.search import Decoding
+from seq2seq.results import Validation
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.distributed import Ranks
@@ -42,7 +42,7 @@ class TestBleu(Callback):
         self.decoding = decoding
         self.curve: list[dict[str, float]] = []
 
-    def after_validation(self, loop: Loop, result: dict[str, Any]) -> bool:
+    def after_validation(self, loop: Loop, result: Validation | None) -> bool:
         with loop.off_the_clock():
             test, cfg = loop.ws.test, loop.cfg
             hyps = decode_corpus(

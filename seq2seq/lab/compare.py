@@ -30,7 +30,7 @@ from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import Bucket, Evaluation
 from seq2seq.training.board import Board
 from seq2seq.training.metrics import length_buckets, paired_bootstrap
-from seq2seq.training.validate import improves, read_history
+from seq2seq.training.validate import read_history
 from seq2seq.typed_yaml import read_yaml
 
 FIELDS = ("run", "mode", "params", "bleu", "chrf", "buckets", "aer")
@@ -201,16 +201,16 @@ def training_summary(folder: Path) -> dict[str, Any]:
         )
     config = run.config_file(folder)
     metric = load_config(config).train.stop_metric if config.is_file() else "bleu"
-    best: dict[str, Any] = {}
-    for validation in history:
-        if improves(validation, best, metric):
+    best = history[0]
+    for validation in history[1:]:
+        if validation.beats(best, metric):
             best = validation
-    elapsed = history[-1].get("elapsed_s")
+    elapsed = history[-1].elapsed_s
     return {
-        "val_bleu": best["bleu"],
-        "val_ppl": best["ppl"],
-        "best_epoch": best.get("epoch"),
-        "epochs": history[-1].get("epoch"),
+        "val_bleu": best.bleu,
+        "val_ppl": best.ppl,
+        "best_epoch": best.epoch,
+        "epochs": history[-1].epoch,
         "train_minutes": None if elapsed is None else elapsed / 60,
     }
 

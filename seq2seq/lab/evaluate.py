@@ -23,7 +23,7 @@ from seq2seq.lab.ablate import ablate
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import Evaluation
-from seq2seq.training.checkpoint import checkpoint_path, load_run, saved_step
+from seq2seq.training.checkpoint import checkpoint_path, open_run, saved_step
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.scoring import forced, text_scores
@@ -55,7 +55,8 @@ def _evaluate(
     ablation: str | None,
 ) -> Evaluation:
     device = pick_device(device_name)
-    cfg, tok, model, payload = load_run(run_dir, checkpoint, device)
+    opened = open_run(run_dir, checkpoint, device)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     baseline = None
     if ablation is not None:
         ablate(model, ablation)
@@ -84,14 +85,14 @@ def _evaluate(
         checkpoint=checkpoint,
         decoding=decoding.describe(),
         ablation=ablation,
-        step=payload.get("state", {}).get("step"),
+        step=opened.step,
         scores=scores,
         aer=forced_aer(model, data, tok, device, batch) if gold else None,
         bleu_drop=None if baseline is None else baseline.bleu - scores.bleu,
     )
     name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
-    atomic_write(run.hypotheses_file(run_dir, name), "".join(t + "\n" for t in texts))
-    atomic_write(run.evaluation_file(run_dir, name), result.to_json())
+    atomic_write(opened.hypotheses_file(name), "".join(t + "\n" for t in texts))
+    atomic_write(opened.evaluation_file(name), result.to_json())
     return result
 
 

@@ -45,6 +45,7 @@ from seq2seq.errors import UserError
 from seq2seq.files import busy, exclusive
 from seq2seq.lab.compare import compare, markdown
 from seq2seq.lab.evaluate import saved_evaluation
+from seq2seq.results import TrainingState
 from seq2seq.training.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.typed_yaml import build, read_yaml, to_dict
 
@@ -110,14 +111,15 @@ class Job:
         if not path.is_file():
             return "new"
         try:
-            state = load_checkpoint(path, mmap=True)["state"]  # no tensors read
-        except UserError:
+            payload = load_checkpoint(path, mmap=True)  # no tensors read
+            state = TrainingState.from_dict(payload["state"])
+        except (UserError, KeyError, TypeError):
             raise UserError(
                 f"{path}: cannot be read as a checkpoint, and training anew would "
                 "delete its folder; move the folder away (or restore the file) "
                 "and run again"
             ) from None
-        return "finished" if state.get("finished") else "interrupted"
+        return "finished" if state.finished else "interrupted"
 
     def resolved(self) -> Config:
         """This job's config as ``train`` will read it (file, overrides, seed)."""

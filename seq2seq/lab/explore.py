@@ -31,24 +31,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from seq2seq.config import Config
 from seq2seq.data.corpus import load_split
 from seq2seq.data.joined import join_groups
 from seq2seq.data.parallel import Split
-from seq2seq.data.tokenizer import Tokenizer, word_index
+from seq2seq.data.tokenizer import word_index
 from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.lab.translate import Translation, entry, translate_batch
-from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import Decoding
 from seq2seq.specials import UNK
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import OpenedRun, open_run
 from seq2seq.training.device import pick_device
 from seq2seq.training.metrics import (
     aer,
@@ -62,18 +59,6 @@ MAX_WORDS = 100  # a sentence longer than this is refused before decoding
 MAX_BEAM = 10  # the page offers greedy and beams up to this
 MAX_WAITING = 32  # requests queued behind the one decoding
 MAX_JOIN = 8  # "grow it" joins at most this many consecutive test pairs
-
-
-@dataclass
-class Loaded:
-    """One run, loaded once: what a request needs of it."""
-
-    name: str  # the run folder's name, as the page labels it
-    path: Path
-    cfg: Config
-    tok: Tokenizer
-    model: Seq2Seq
-    step: int | None  # the checkpoint's training step
 
 
 def check_text(text: object) -> str:
@@ -118,11 +103,8 @@ class Explorer:
         self.decoding = threading.Lock()
         self.slots = threading.BoundedSemaphore(MAX_WAITING + 1)
 
-    def _load(self, run_dir: Path) -> Loaded:
-        cfg, tok, model, payload = load_run(run_dir, "best", self.device)
-        model.eval()
-        step = payload.get("state", {}).get("step")
-        return Loaded(run_dir.name, run_dir, cfg, tok, model, step)
+    def _load(self, run_dir: Path) -> OpenedRun:
+        return open_run(run_dir, "best", self.device)
 
     def info(self) -> dict[str, Any]:
         """What the page needs to know first: the runs and the test split."""
@@ -179,7 +161,7 @@ class Explorer:
         return answer
 
     def _one(
-        self, r: Loaded, sentence: str, decoding: Decoding, pair: Split | None
+        self, r: OpenedRun, sentence: str, decoding: Decoding, pair: Split | None
     ) -> dict[str, Any]:
         ratio, device = r.cfg.eval.max_len_ratio, self.device
         (t,) = translate_batch(
@@ -193,7 +175,7 @@ class Explorer:
         return record
 
 
-def first_test_split(r: Loaded) -> tuple[Split | None, str | None]:
+def first_test_split(r: OpenedRun) -> tuple[Split | None, str | None]:
     """The first run's test split, or why there is none (a note the page
     shows: typed sentences still work)."""
     if r.cfg.data.test is None:
@@ -204,7 +186,7 @@ def first_test_split(r: Loaded) -> tuple[Split | None, str | None]:
         return None, f"{r.name}'s test split cannot be read ({err}): type sentences"
 
 
-def describe(r: Loaded, t: Translation) -> dict[str, Any]:
+def describe(r: OpenedRun, t: Translation) -> dict[str, Any]:
     """One run's answer: `translate --json --alignments`'s fields, the mode,
     and what the page says when there is nothing to draw."""
     best = t.nbest[0] if t.nbest else None
@@ -231,7 +213,7 @@ def scores(hypothesis: str, reference: str) -> dict[str, float]:
     }
 
 
-def forced_answer(r: Loaded, pair: Split, device: torch.device) -> dict[str, Any]:
+def forced_answer(r: OpenedRun, pair: Split, device: torch.device) -> dict[str, Any]:
     """The reference force-decoded (as `evaluate` measures AER): its
     weights (T_ref + 1, S + 1), and where the corpus has gold word links,
     the subword cells of each gold link and this sentence's AER of the

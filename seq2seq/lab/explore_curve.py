@@ -33,7 +33,8 @@ from seq2seq.training.metrics import bleu, bleu_by_length
 if TYPE_CHECKING:
     from seq2seq.config import SplitFiles
     from seq2seq.data.parallel import Split
-    from seq2seq.lab.explore import Explorer, Loaded
+    from seq2seq.lab.explore import Explorer
+    from seq2seq.training.checkpoint import OpenedRun
 
 SAMPLE = 1000  # test lines decoded at most per run (seq2seq explore --sample)
 
@@ -99,7 +100,7 @@ class Curve:
                 self.error = f"the curve failed: {type(err).__name__}: {err}"
             raise
 
-    def _decoded(self, r: Loaded, split: Split, index: list[int]) -> dict[str, Any]:
+    def _decoded(self, r: OpenedRun, split: Split, index: list[int]) -> dict[str, Any]:
         """``r``'s greedy translations of the sampled lines, scored."""
         src_ids = r.tok.encode_src([split.src[i] for i in index])
         lock = self.explorer.decoding
@@ -132,7 +133,7 @@ class Curve:
 
 
 def whole_split_result(
-    r: Loaded, split: Split, files: SplitFiles
+    r: OpenedRun, split: Split, files: SplitFiles
 ) -> dict[str, Any] | None:
     """``r``'s curve from its current eval_test.json, when that evaluated
     the explorer's test split (read from ``files``: the same files, every
@@ -153,7 +154,7 @@ def resolved(files: SplitFiles) -> tuple[Path, Path]:
 
 
 def curve(
-    r: Loaded, source: str, n: int, score: float, buckets: Sequence[Bucket]
+    r: OpenedRun, source: str, n: int, score: float, buckets: Sequence[Bucket]
 ) -> dict[str, Any]:
     """One run's curve as the page's JSON reads it."""
     return {

@@ -34,7 +34,7 @@ from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.lab.experiment import load_experiment, plan
 from seq2seq.training.board import EOS_LABEL, word_view
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.metrics import Link, aer, alignment_from_attention
 from seq2seq.training.scoring import forced_weights
 
@@ -152,7 +152,8 @@ def forced_alignments(
     """:class:`Aligned` for the pairs ``index`` of ``split`` (all if None), from
     the run's best checkpoint on the CPU, 64 pairs at a time."""
     cpu = torch.device("cpu")
-    cfg, tok, model, _ = load_run(Path(run_dir), "best", cpu)
+    opened = open_run(Path(run_dir), "best", cpu)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     pairs = load_split(cfg.data, split)
     if pairs.align is None:
         raise UserError(f"{run_dir}: the {split} split has no gold alignments")

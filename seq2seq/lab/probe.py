@@ -31,7 +31,6 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from seq2seq import run
 from seq2seq.config import Config
 from seq2seq.data.batching import bucket_batches, collate
 from seq2seq.data.corpus import build_split, load_split
@@ -47,7 +46,7 @@ from seq2seq.results import (
     ProbeSetup,
     RangeScore,
 )
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.metrics import length_buckets
 
 
@@ -229,7 +228,8 @@ def probe(
 def _probe(
     run_dir: Path, split: str, sentences: int, epochs: int, checkpoint: str
 ) -> ProbeResult:
-    cfg, tok, model, payload = load_run(run_dir, checkpoint)
+    opened = open_run(run_dir, checkpoint)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     torch.manual_seed(cfg.train.seed)
     train = train_examples(cfg, model, tok, sentences)
     data = encode(load_split(cfg.data, split), tok)
@@ -239,13 +239,13 @@ def _probe(
     blind = train_probe(train.without_vectors(), tok.src_vocab_size, epochs)
     blind_hits = correct(blind, test.without_vectors())
     evaluated = cached_evaluate(run_dir, split, checkpoint=checkpoint)
-    hyps = run.hypotheses_file(run_dir, split).read_text(encoding="utf-8").splitlines()
+    hyps = opened.hypotheses_file(split).read_text(encoding="utf-8").splitlines()
     result = ProbeResult(
         run=str(run_dir),
         split=split,
         mode=model.mode,
         vector="context at the aligned step" if model.has_alignment else "summary",
-        step=payload.get("state", {}).get("step"),
+        step=opened.step,
         bleu=evaluated.bleu,
         probe=ProbeSetup(sentences, epochs, HIDDEN),
         accuracy=hits.float().mean().item(),
@@ -256,12 +256,12 @@ def _probe(
         by_length=by_length(hits, test.sentence, data.src_words(), cfg.eval.buckets),
         output_by_position=output_recall(hyps, data.split.tgt),
     )
-    atomic_write(run.probe_file(run_dir, split), result.to_json())
+    atomic_write(opened.probe_file(split), result.to_json())
     from seq2seq.training.board import (
         log_probe,  # matplotlib and TensorBoard, only here
     )
 
-    log_probe(run_dir, result, run.probe_file(run_dir, split, ".png"))
+    log_probe(run_dir, result, opened.probe_file(split, ".png"))
     return result
 
 

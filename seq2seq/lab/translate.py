@@ -37,7 +37,7 @@ from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
 from seq2seq.run import CHECKPOINTS
 from seq2seq.training.board import heatmap
-from seq2seq.training.checkpoint import load_run
+from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import check_search_fits
 from seq2seq.training.device import pick_device
 from seq2seq.training.metrics import alignment_from_attention
@@ -207,7 +207,8 @@ def translate(
     if batch_size < 1:
         raise UserError(f"--batch-size {batch_size}: must be >= 1")
     device = pick_device(device_name)
-    cfg, tok, model, _ = load_run(run_dir, checkpoint, device)
+    opened = open_run(run_dir, checkpoint, device)
+    cfg, tok, model = opened.cfg, opened.tok, opened.model
     check_request(model, out)
     check_search_fits(model, batch_size, decoding.beam, device)
     if out.plot_dir:

@@ -1,5 +1,5 @@
 """Checkpoints: tensors and plain data only, written atomically; and
-:func:`load_run`, which opens a trained run (config, vocabularies, model).
+:func:`open_run`, which opens a trained run (config, vocabularies, model).
 
 A checkpoint is a dict of tensors, numbers, strings, lists and dicts, so it
 loads with ``torch.load(weights_only=True)`` and a file holding pickled
@@ -10,6 +10,7 @@ continue bit for bit: optimizer, schedule, counters and every RNG state.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from seq2seq.data.workspace import run_tokenizer
 from seq2seq.errors import UserError, first_line
 from seq2seq.files import save_torch
 from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.results import TrainingState
 from seq2seq.typed_yaml import build, to_dict
 
 
@@ -83,7 +85,7 @@ def saved_step(path: Path) -> int | None:
     tensors into memory (mmap); None when the file is missing or unreadable."""
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        return int(payload["state"]["step"])
+        return TrainingState.from_dict(payload["state"]).step
     except Exception:  # missing, damaged or not ours: no step to compare
         return None
 
@@ -141,10 +143,39 @@ def lookup(tree: dict[str, Any], dotted: str) -> Any:
 # ------------------------------------------------------------ opening a run
 
 
-def load_run(
+@dataclass(frozen=True)
+class OpenedRun:
+    """A trained run, opened once (:func:`open_run`): its config, vocabularies
+    and model with the checkpoint's weights, and where its files are (the
+    names are run.py's). Lab commands take this, not a folder to re-read."""
+
+    path: Path  # the run folder
+    cfg: Config
+    tok: Tokenizer
+    model: Seq2Seq
+    checkpoint: str  # best, last, or the path of a .pt file
+    step: int | None  # the training step the checkpoint was saved at
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def evaluation_file(self, name: str) -> Path:
+        return run.evaluation_file(self.path, name)
+
+    def hypotheses_file(self, name: str) -> Path:
+        return run.hypotheses_file(self.path, name)
+
+    def probe_file(self, split: str, suffix: str = ".json") -> Path:
+        return run.probe_file(self.path, split, suffix)
+
+
+def open_run(
     run_dir: Path, checkpoint: str = "best", device: torch.device | None = None
-) -> tuple[Config, Tokenizer, Seq2Seq, dict[str, Any]]:
-    """Config, vocabularies and trained model of a run directory."""
+) -> OpenedRun:
+    """Open a run folder: check it, read its config and vocabularies, build
+    the model and load ``checkpoint``'s weights (on ``device``, CPU by
+    default), in eval mode. Each problem is one line naming the file."""
     run_dir = Path(run_dir)
     run.check_run(run_dir)
     cfg = load_config(run.config_file(run_dir))
@@ -174,7 +205,9 @@ def load_run(
             f"({first_problem(err)})"
         ) from None
     model.to(device or torch.device("cpu")).eval()
-    return cfg, tokenizer, model, payload
+    state = TrainingState.from_dict(payload["state"]) if "state" in payload else None
+    step = None if state is None else state.step
+    return OpenedRun(run_dir, cfg, tokenizer, model, checkpoint, step)
 
 
 def first_problem(err: Exception, limit: int = 160) -> str:

@@ -33,22 +33,23 @@ from seq2seq.data.curriculum import Curriculum
 from seq2seq.data.workspace import Workspace
 from seq2seq.errors import UserError
 from seq2seq.model.model import Seq2Seq, loss_sum
+from seq2seq.results import TrainingState, Validation
 from seq2seq.training.board import Board
 from seq2seq.training.checkpoint import atomic_save, rng_state, set_rng_state
 from seq2seq.training.device import autocast
 from seq2seq.training.distributed import Ranks
 from seq2seq.training.progress import Progress
 from seq2seq.training.schedule import LRSchedule
-from seq2seq.training.validate import Validator, improves
+from seq2seq.training.validate import Validator
 from seq2seq.typed_yaml import to_dict
 
 
 class Callback:
     """A hook into a running loop; override what you need."""
 
-    def after_validation(self, loop: Loop, result: dict[str, Any]) -> bool:
+    def after_validation(self, loop: Loop, result: Validation | None) -> bool:
         """After each validation and its checkpoints, on every process
-        (``result`` is rank 0's validation, empty on the others). Return True
+        (``result`` is rank 0's validation, None on the others). Return True
         to stop training; time spent here counts as training time unless it
         is inside ``loop.off_the_clock()``."""
         return False
@@ -86,7 +87,7 @@ class Loop:
         )
         self.step, self.epoch, self.batch_in_epoch = 0, 0, 0
         self.bad_validations = 0
-        self.best: dict[str, float] = {}  # the best validation so far
+        self.best: Validation | None = None  # the best validation so far
         self.last_val_step, elapsed = -1, 0.0
         if payload is not None:
             elapsed = self.load_state(payload)
@@ -254,11 +255,11 @@ class Loop:
 
     def validate(self) -> bool:
         """Validate (rank 0), checkpoint; True when early stopping says stop."""
-        improved, result = False, {}
+        improved, result = False, None
         if self.validator is not None:
-            extra = {"epoch": self.epoch, "lr": self.schedule.lr(self.step)}
-            result = self.validator.run(self.model, self.step, extra)
-            improved = improves(result, self.best, self.cfg.train.stop_metric)
+            lr = self.schedule.lr(self.step)
+            result = self.validator.run(self.model, self.step, self.epoch, lr)
+            improved = result.beats(self.best, self.cfg.train.stop_metric)
             if improved:
                 self.best = result
         improved = self.ranks.any(improved)
@@ -290,17 +291,17 @@ class Loop:
                 self.ws.tokenizer.src_vocab_size,
                 self.ws.tokenizer.tgt_vocab_size,
             ],
-            "state": {
-                "step": self.step,
-                "epoch": self.epoch,
-                "batch_in_epoch": self.batch_in_epoch,
-                "best": self.best,
-                "bad_validations": self.bad_validations,
-                "last_val_step": self.last_val_step,
-                "elapsed_s": time.monotonic() - self.start,
-                "world": self.ranks.world,
-                "finished": finished,
-            },
+            "state": TrainingState(
+                self.step,
+                self.epoch,
+                self.batch_in_epoch,
+                self.best,
+                self.bad_validations,
+                self.last_val_step,
+                time.monotonic() - self.start,
+                self.ranks.world,
+                finished,
+            ).to_dict(),
         }
 
     def save_last(self, finished: bool = False) -> None:
@@ -321,14 +322,10 @@ class Loop:
         self.model.load_state_dict(payload["model"])
         self.opt.load_state_dict(payload["optimizer"])
         self.schedule.load_state_dict(payload["schedule"])
-        s = payload["state"]
-        self.step, self.epoch = s["step"], s["epoch"]
-        self.batch_in_epoch = s["batch_in_epoch"]
-        self.best = s["best"]
-        self.bad_validations, self.last_val_step = (
-            s["bad_validations"],
-            s["last_val_step"],
-        )
+        s = TrainingState.from_dict(payload["state"])
+        self.step, self.epoch, self.batch_in_epoch = s.step, s.epoch, s.batch_in_epoch
+        self.best = s.best
+        self.bad_validations, self.last_val_step = s.bad_validations, s.last_val_step
         rngs = payload["rng"]
         if len(rngs) != self.ranks.world and self.ranks.main:
             print(
@@ -341,4 +338,4 @@ class Loop:
         set_rng_state(rngs[self.ranks.rank % len(rngs)])
         if self.ranks.main:
             print(f"resuming at step {self.step} (epoch {self.epoch})")
-        return float(s["elapsed_s"])
+        return float(s.elapsed_s)

@@ -25,6 +25,7 @@ from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
 from seq2seq.errors import UserError
 from seq2seq.files import exclusive
 from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.results import TrainingState
 from seq2seq.training.checkpoint import check_matches, load_checkpoint
 from seq2seq.training.device import check_fits, pick_device
 from seq2seq.training.distributed import Ranks, process_group
@@ -188,12 +189,10 @@ def resume(
         check_matches(payload, cfg, fingerprint, path, section)
     if "optimizer" not in payload:
         raise UserError(f"{path}: holds no training state; it cannot be resumed")
-    if (
-        payload["state"].get("finished")
-        and payload["config"]["train"] == to_dict(cfg)["train"]
-    ):
+    state = TrainingState.from_dict(payload["state"])
+    if state.finished and payload["config"]["train"] == to_dict(cfg)["train"]:
         raise UserError(
-            f"{run_dir} finished at step {payload['state']['step']}; to train on, "
+            f"{run_dir} finished at step {state.step}; to train on, "
             "raise the budget, e.g. --set train.max_steps=N (or max_epochs)"
         )
     with (

@@ -9,7 +9,6 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -19,6 +18,7 @@ from seq2seq.data.batching import bucket_batches
 from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
 from seq2seq.model.model import Seq2Seq, describe
+from seq2seq.results import Validation
 from seq2seq.training.board import (
     FORCED_ROWS,
     Board,
@@ -63,9 +63,8 @@ class Validator:
         self.start = time.monotonic() - elapsed
         if not self.history.is_file():
             return
-        history = read_history(self.history)
-        keep = [h for h in history if h.get("step", math.inf) <= step]
-        text = "".join(json.dumps(h) + "\n" for h in keep)
+        keep = [h for h in read_history(self.history) if h.step <= step]
+        text = "".join(json.dumps(h.to_dict()) + "\n" for h in keep)
         atomic_write(self.history, text)
 
     def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
@@ -85,9 +84,13 @@ class Validator:
         return result.token_loss, attention
 
     def run(
-        self, model: Seq2Seq, step: int, extra: dict[str, float] | None = None
-    ) -> dict[str, float]:
-        """Validate; ``extra`` (epoch, lr) is written to history.jsonl beside it."""
+        self,
+        model: Seq2Seq,
+        step: int,
+        epoch: int | None = None,
+        lr: float | None = None,
+    ) -> Validation:
+        """Validate, and add it to history.jsonl with ``epoch`` and ``lr``."""
         val, tok = self.ws.val, self.ws.tokenizer
         loss, attention = self.loss(model)
         src_ids = [val.src_ids[i] for i in self.subset]
@@ -108,16 +111,9 @@ class Validator:
             [groups[i] for i in self.subset],
             self.cfg.eval.buckets,
         )
-        result = {
-            "step": step,
-            "loss": loss,
-            "ppl": math.exp(min(loss, 50.0)),
-            "bleu": scores.bleu,
-            "chrf": scores.chrf,
-        }
-        self.board.scalars(
-            {f"val/{k}": v for k, v in result.items() if k != "step"}, step
-        )
+        ppl = math.exp(min(loss, 50.0))
+        values = {"loss": loss, "ppl": ppl, "bleu": scores.bleu, "chrf": scores.chrf}
+        self.board.scalars({f"val/{k}": v for k, v in values.items()}, step)
         by_length = {  # TensorBoard: how BLEU by length forms (empty buckets left out)
             f"{b.lo}-{b.hi}": b.bleu for b in scores.buckets if b.bleu is not None
         }
@@ -127,12 +123,13 @@ class Validator:
         self.board.scalars({f"attention/{k}": v for k, v in attention.items()}, step)
         self.draw_watched(model, step)
         elapsed = time.monotonic() - self.start
-        line = result | (extra or {}) | {"elapsed_s": elapsed}
-        append_line(self.history, json.dumps(line | {"attention": attention}))
+        result = Validation(
+            step, loss, ppl, scores.bleu, scores.chrf, epoch, lr, elapsed, attention
+        )
+        append_line(self.history, json.dumps(result.to_dict()))
         print(
             f"{self.cfg.name}: step {step}: val loss {loss:.3f} "
-            f"ppl {result['ppl']:.2f} BLEU {result['bleu']:.2f} "
-            f"chrF {result['chrf']:.2f}"
+            f"ppl {ppl:.2f} BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f}"
         )
         return result
 
@@ -189,7 +186,7 @@ class Validator:
         precision = self.cfg.train.precision
         return forced_weights(model, self.ws.val, index, self.device, precision)
 
-    def finish(self, model: Seq2Seq, best: dict[str, float], step: int) -> None:
+    def finish(self, model: Seq2Seq, best: Validation | None, step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""
         cfg = self.cfg
         params = describe(cfg.model) | {
@@ -197,39 +194,27 @@ class Validator:
             "lr": cfg.train.lr,
         }
         metrics = {
-            "hparam/val_bleu": best.get("bleu", 0.0),
-            "hparam/val_chrf": best.get("chrf", 0.0),
-            "hparam/val_ppl": best.get("ppl", 0.0),
+            "hparam/val_bleu": best.bleu if best else 0.0,
+            "hparam/val_chrf": best.chrf if best else 0.0,
+            "hparam/val_ppl": best.ppl if best else 0.0,
             "hparam/params": float(model.num_parameters()),
             "hparam/steps": float(step),
         }
         self.board.hparams(params, metrics)
 
 
-def improves(result: dict[str, Any], best: dict[str, Any], metric: str) -> bool:
-    """Whether a validation ``result`` beats ``best`` (empty: none yet) by
-    ``train.stop_metric``: higher BLEU, or lower loss."""
-    if not best:
-        return True
-    if metric == "loss":
-        return bool(result["loss"] < best["loss"])
-    return bool(result["bleu"] > best["bleu"])
-
-
-def read_history(path: Path) -> list[dict[str, Any]]:
+def read_history(path: Path) -> list[Validation]:
     """The validation records of a run's history.jsonl, in order (none without
-    the file). A line that is not a JSON object (one cut short by a kill) is
-    left out with a warning."""
+    the file). A line that is not a validation record (one cut short by a
+    kill) is left out with a warning."""
     if not path.is_file():
         return []
     out = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         try:
-            entry = json.loads(line)
-            if isinstance(entry, dict):
-                out.append(entry)
-                continue
-        except json.JSONDecodeError:
+            out.append(Validation.from_dict(json.loads(line)))
+            continue
+        except (json.JSONDecodeError, KeyError, TypeError):
             pass
         if line.strip():
             print(

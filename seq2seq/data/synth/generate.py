@@ -2,9 +2,9 @@
 
 A small grammar (noun phrases with German agreement, verb-second main clauses,
 verb-final subordinate and relative clauses, perfect tense, separable verbs,
-negation, coordination) over the lexicon in :mod:`seq2seq.data.synth_lexicon`.
+negation, coordination) over the lexicon in :mod:`seq2seq.data.synth.lexicon`.
 Sentences are sampled here as trees, rendered with word alignments by
-:mod:`seq2seq.data.synth_tree`. See data/synth_ende/README.md.
+:mod:`seq2seq.data.synth.tree`. See data/synth_ende/README.md.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import TypeVar
 
-from seq2seq.data import synth_lexicon as lx
-from seq2seq.data import synth_tree as st
-from seq2seq.data.synth_tree import NP, PP, Clause, Sentence, Unit, render
+from seq2seq.data.synth import lexicon as lx
+from seq2seq.data.synth import tree as st
+from seq2seq.data.synth.tree import NP, PP, Clause, Sentence, Unit, render
 from seq2seq.files import atomic_write
 
 __all__ = ["BUCKETS", "SPLITS", "VERSION", "generate_pairs", "render", "write_corpus"]

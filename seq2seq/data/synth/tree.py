@@ -1,18 +1,19 @@
 """Sentence trees of the synthetic English-German corpus and their rendering.
 
 The tree nodes (noun phrases, prepositional phrases, clauses, units joined by
-coordinators) are sampled by :mod:`seq2seq.data.synth`. A tree is rendered in English
-first, which numbers the English words (the indices are stored on the nodes),
-then in German with agreement and inflection, each German word carrying the
-indices of the English words it translates. The queries at the end (English
-word counts, attachment sites, negation) serve the sampler.
+coordinators) are sampled by :mod:`seq2seq.data.synth.generate`. A tree is
+rendered in English first, which numbers the English words (the indices are
+stored on the nodes), then in German with agreement and inflection, each
+German word carrying the indices of the English words it translates. The
+queries at the end (English word counts, attachment sites, negation) serve
+the sampler.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from seq2seq.data import synth_lexicon as lx
+from seq2seq.data.synth import lexicon as lx
 
 _GENDER = {"m": 0, "f": 1, "n": 2}
 Tok = tuple[str, list[int]]  # a German word and the English indices it links to
@@ -374,7 +375,8 @@ def arguments(c: Clause) -> list[NP]:
 
 
 def rel_heads(c: Clause) -> list[NP]:
-    """NPs a relative clause may follow: see :func:`seq2seq.data.synth._fill`."""
+    """NPs a relative clause may follow: see
+    :func:`seq2seq.data.synth.generate._fill`."""
     heads = [c.subj] if not c.role else []
     slots = [c.iobj if not c.to_iobj else None, c.obj if c.role != "obj" else None]
     tail = [np for np in [*slots, c.iobj if c.to_iobj else None] if np is not None]
