@@ -381,7 +381,7 @@ def probe_command(args: argparse.Namespace) -> None:
         print(f"wrote {run.probe_file(run_dir, args.split)} and its .png")
     if args.plot is not None:
         from seq2seq.files import save_figure
-        from seq2seq.training.board import probe_figure
+        from seq2seq.training.figures import probe_figure
 
         save_figure(probe_figure(results), args.plot)
         print(f"wrote {args.plot}")

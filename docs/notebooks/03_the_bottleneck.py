@@ -69,7 +69,6 @@ from IPython.display import display
 
 from seq2seq.data.corpus import load_split
 from seq2seq.data.lesson import write_short_corpus
-from seq2seq.lab.compare import plot
 from seq2seq.lab.demo import DEMO_FILE, bottleneck_shape, demo_results
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.lab.experiment import experiment
@@ -83,7 +82,12 @@ from seq2seq.lab.lesson import (
 )
 from seq2seq.lab.probe import probe
 from seq2seq.results import PositionScore
-from seq2seq.training.board import FORCED_ROWS, heatmap, word_view
+from seq2seq.training.figures import (
+    FORCED_ROWS,
+    bleu_length_figure,
+    heatmap,
+    word_view,
+)
 
 # %matplotlib inline
 plt.rcParams.update({"font.size": 12, "figure.dpi": 90})  # legible on a slide
@@ -125,7 +129,7 @@ if DEMO == DEMO_FILE:  # the demo's recipe shows it on every CPU measured
     assert shape.holds, shape.reasons
 
 # %%
-fig = plot([(plain_name(r.mode), r.buckets) for r in results], None)
+fig = bleu_length_figure([(plain_name(r.mode), r.buckets) for r in results])
 fig.axes[0].set_title("One vector against attention: test BLEU by sentence length")
 display(fig)
 plt.close(fig)

@@ -52,7 +52,7 @@ from seq2seq.lab.lesson import (
     lesson_experiment,
     run_dirs,
 )
-from seq2seq.training.board import FORCED_ROWS, heatmap
+from seq2seq.training.figures import FORCED_ROWS, heatmap
 from seq2seq.training.metrics import sentence_bleu
 
 # %matplotlib inline

@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from matplotlib.figure import Figure
-
 from seq2seq import run
 from seq2seq.config import SplitFiles, load_config
 from seq2seq.data.corpus import eval_split, load_split, split_files
@@ -29,6 +27,7 @@ from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import Bucket, Evaluation
 from seq2seq.training.board import Board
+from seq2seq.training.figures import bleu_length_figure
 from seq2seq.training.metrics import length_buckets, paired_bootstrap
 from seq2seq.training.validate import read_history
 from seq2seq.typed_yaml import read_yaml
@@ -335,35 +334,6 @@ def _label(result: dict[str, Any]) -> str:
     return name if result["mode"] in name else f"{name} [{result['mode']}]"
 
 
-def plot(
-    lines: Sequence[tuple[str, Sequence[Bucket]]],
-    path: Path | None,
-    subtitle: str = "test",
-) -> Figure:
-    """BLEU per source-length bucket, one line per run (its label, its
-    buckets), saved to ``path`` (unless None). Buckets no sentence falls
-    into are left out."""
-    import matplotlib.pyplot as plt
-
-    ticks = [f"{b.lo}-{b.hi}\n(n={b.n})" for b in lines[0][1] if b.n]
-    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
-    for k, (label, buckets) in enumerate(lines):
-        scores = [b.bleu for b in buckets if b.bleu is not None and b.n]
-        style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
-        ax.plot(range(len(scores)), scores, style, label=label)
-    ax.set_xticks(range(len(ticks)), labels=ticks)
-    ax.set_xlabel("source sentence length (words)")
-    ax.set_ylabel("BLEU")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(f"BLEU by source length ({subtitle})")
-    fig.tight_layout()
-    if path is not None:
-        save_figure(fig, path)
-    return fig
-
-
 def write_csv(results: list[dict[str, Any]], path: Path) -> None:
     """The table's columns, with raw numbers."""
     f = io.StringIO(newline="")
@@ -436,7 +406,8 @@ def compare(
         )
     atomic_write(out / JSON, json.dumps(results, indent=2) + "\n")
     lines = [(_label(r), [Bucket.from_dict(b) for b in r["buckets"]]) for r in results]
-    fig = plot(lines, out / PLOT, f"{split}, {decoding.describe()}")
+    fig = bleu_length_figure(lines, f"{split}, {decoding.describe()}")
+    save_figure(fig, out / PLOT)
     for old in out.glob("events.out.tfevents.*"):  # an earlier compare's: replaced
         old.unlink()
     board = Board(out)  # `tensorboard --logdir runs` shows it as a run named compare

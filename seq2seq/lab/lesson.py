@@ -33,8 +33,8 @@ from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.lab.experiment import load_experiment, plan
-from seq2seq.training.board import EOS_LABEL, word_view
 from seq2seq.training.checkpoint import open_run
+from seq2seq.training.figures import EOS_LABEL, word_view
 from seq2seq.training.metrics import Link, aer, alignment_from_attention
 from seq2seq.training.scoring import forced_weights
 

@@ -36,10 +36,10 @@ from seq2seq.files import check_output, naming, save_figure
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
 from seq2seq.run import CHECKPOINTS
-from seq2seq.training.board import heatmap
 from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import check_search_fits
 from seq2seq.training.device import pick_device
+from seq2seq.training.figures import heatmap
 from seq2seq.training.metrics import alignment_from_attention
 
 MAX_SOURCE_PIECES = 250  # longer inputs are cut here (with a warning)

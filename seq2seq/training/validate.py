@@ -19,14 +19,9 @@ from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
 from seq2seq.model.model import Seq2Seq, describe
 from seq2seq.results import Validation
-from seq2seq.training.board import (
-    FORCED_ROWS,
-    Board,
-    Watched,
-    pick_watched,
-    samples_markdown,
-)
+from seq2seq.training.board import Board, Watched, pick_watched, samples_markdown
 from seq2seq.training.decoding import decode_corpus
+from seq2seq.training.figures import FORCED_ROWS
 from seq2seq.training.metrics import sentence_bleu
 from seq2seq.training.scoring import forced, forced_weights, text_scores
 
