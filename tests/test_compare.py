@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,15 @@ from seq2seq.lab.compare import (
 )
 from seq2seq.lab.evaluate import cached_evaluate, evaluate
 from seq2seq.model.search import Decoding
-from seq2seq.results import Validation
+from seq2seq.results import (
+    CompareRow,
+    Evaluation,
+    Paired,
+    PairedBucket,
+    TrainingSummary,
+    Validation,
+    VsBaseline,
+)
 from seq2seq.training.train import train
 
 
@@ -43,9 +52,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return out
 
 
+def as_json(results: list[CompareRow]) -> list[dict]:
+    """The rows as compare.json holds them."""
+    return [r.to_dict() for r in results]
+
+
 def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     out = tmp_path / "cmp"
-    results = compare(runs, "test", out, "cpu")
+    results = as_json(compare(runs, "test", out, "cpu"))
     assert (runs[0] / "eval_test.json").is_file()  # evaluated on demand
     data = json.loads((out / "compare.json").read_text())
     assert data == results and [r["mode"] for r in data] == ["none", "additive"]
@@ -83,17 +97,24 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     )
 
 
+def row(run: str, mode: str, buckets: list[dict], **kw: object) -> CompareRow:
+    """A compare row of a made-up evaluation."""
+    scores = {"run": run, "split": "test", "mode": mode, "params": 1, "n": 8}
+    scores |= {"bleu": 1.0, "chrf": 2.0, "signature": "", "buckets": buckets}
+    evaluation = Evaluation.from_dict(scores)
+    return CompareRow(run, evaluation, {}, (), TrainingSummary(), **kw)
+
+
 def test_significance_table_leaves_out_empty_buckets() -> None:
     buckets = [{"lo": 1, "hi": 10, "n": 5}, {"lo": 11, "hi": 51, "n": 3}]
     empty = {"lo": 52, "hi": 52, "n": 0}  # Multi30k's test set has no 51+ words
-    base = {"run": "a", "mode": "none", "buckets": [*buckets, empty]}
-    vs = {"mean": 20.0, "ci": 1.0, "p_value": 0.001}
-    other = {
-        "run": "b",
-        "mode": "additive",
-        "vs_baseline": vs
-        | {"buckets": [{"n": 5, "p_value": 0.01}, {"n": 3, "p_value": 0.2}, {"n": 0}]},
-    }
+    buckets = [b | {"bleu": 1.0} for b in buckets] + [empty | {"bleu": None}]
+    base = row("a", "none", buckets)
+    p = [Paired(1.0, 1.0, 1.0, p) for p in (0.01, 0.2)]
+    per_bucket = (PairedBucket(1, 10, 5, p[0]), PairedBucket(11, 51, 3, p[1]))
+    per_bucket += (PairedBucket(52, 52, 0, None),)
+    vs = VsBaseline("a", Paired(20.5, 20.0, 1.0, 0.001), per_bucket)
+    other = row("b", "additive", buckets, paired=True, vs_baseline=vs)
     table = significance_markdown([base, other], "sig").splitlines()
     assert table[2] == (
         "| run | mode | BLEU (mean ± 95% CI) | p vs baseline | p 1-10 | p 11-51 |"
@@ -106,7 +127,7 @@ def history_of(run: Path) -> list[dict]:
 
 
 def test_training_summary_reads_epochs_from_history(tmp_path: Path) -> None:
-    def summary(*lines: dict) -> dict:
+    def summary(*lines: dict) -> TrainingSummary:
         (tmp_path / "history.jsonl").write_text(
             "".join(json.dumps(x) + "\n" for x in lines)
         )
@@ -117,28 +138,20 @@ def test_training_summary_reads_epochs_from_history(tmp_path: Path) -> None:
     got = summary(
         line | {"epoch": 1}, line | {"bleu": 7.0, "epoch": 2}, line | {"epoch": 4}
     )
-    assert got == {
-        "val_bleu": 7.0,
-        "val_ppl": 9.0,
-        "best_epoch": 2,
-        "epochs": 4,
-        "train_minutes": 1.0,
-    }
+    assert got == TrainingSummary(7.0, 9.0, 2, 4, 1.0)
     # older histories have no epochs; a resumed one may have them from the middle
-    assert summary(line)["epochs"] is None and summary(line)["best_epoch"] is None
+    assert summary(line).epochs is None and summary(line).best_epoch is None
     mixed = summary(line | {"bleu": 9.0}, line | {"epoch": 3})
-    assert (mixed["epochs"], mixed["best_epoch"]) == (3, None)
-    result = {"run": "r", "mode": "none", "params": 1, "bleu": 1.0, "chrf": 2.0}
-    result |= {"aer": None, "bleu_lc": 1.0}
-    result["buckets"] = [{"lo": 1, "hi": 9, "n": 1, "bleu": 1.0}]
-    _, body = rows([result | mixed])
+    assert (mixed.epochs, mixed.best_epoch) == (3, None)
+    made = row("r", "none", [{"lo": 1, "hi": 9, "n": 1, "bleu": 1.0}])
+    _, body = rows([replace(made, training=mixed)])
     assert body[0][4:6] == ["3", "-"]
-    assert training_summary(tmp_path / "nowhere")["epochs"] is None
+    assert training_summary(tmp_path / "nowhere").epochs is None
     # a last line cut short by a kill is left out, not a traceback
     summary(line | {"epoch": 1})
     with (tmp_path / "history.jsonl").open("a") as f:
         f.write('{"bleu": 99.0, "ep')
-    assert training_summary(tmp_path)["val_bleu"] == 5.0
+    assert training_summary(tmp_path).val_bleu == 5.0
 
 
 def test_the_best_validation_follows_the_stop_metric(tmp_path: Path) -> None:
@@ -151,10 +164,10 @@ def test_the_best_validation_follows_the_stop_metric(tmp_path: Path) -> None:
     (tmp_path / "history.jsonl").write_text(
         "".join(json.dumps(x) + "\n" for x in lines)
     )
-    assert training_summary(tmp_path)["best_epoch"] == 1  # no config: BLEU
+    assert training_summary(tmp_path).best_epoch == 1  # no config: BLEU
     cfg = load_config(REPO / "configs/synth_ende/none.yaml", ["train.stop_metric=loss"])
     save_config(cfg, tmp_path / "config.yaml")
-    assert training_summary(tmp_path)["best_epoch"] == 2
+    assert training_summary(tmp_path).best_epoch == 2
     first, second = (Validation.from_dict(x) for x in lines)
     assert second.beats(first, "loss") and first.beats(None, "bleu")
     assert not second.beats(first, "bleu")
@@ -199,7 +212,9 @@ def test_seeds_of_one_config_are_summarised(runs, tmp_path: Path) -> None:
         runs[1] / "config.yaml", ["train.seed=2", f"runs_dir={tmp_path}", "name=s2"]
     )
     second = train(again, "cpu")
-    results = compare([runs[0], runs[1], second], "test", tmp_path / "cmp", "cpu")
+    results = as_json(
+        compare([runs[0], runs[1], second], "test", tmp_path / "cmp", "cpu")
+    )
     table = (tmp_path / "cmp" / "compare.md").read_text()
     assert "Mean ± std over seeds" in table
     summary = table.split("Mean ± std over seeds")[1]
@@ -209,7 +224,7 @@ def test_seeds_of_one_config_are_summarised(runs, tmp_path: Path) -> None:
 
 def test_compare_on_the_joined_test_set(runs, tmp_path: Path) -> None:
     compare(runs, "test_joined", tmp_path / "joined", "cpu")
-    results = compare(runs, "test_joined", tmp_path / "joined", "cpu")  # again
+    results = as_json(compare(runs, "test_joined", tmp_path / "joined", "cpu"))  # again
     assert len(list((tmp_path / "joined").glob("events.out.tfevents.*"))) == 1
     for r in results:  # 40 pairs joined 1, 2, 3, 4, 1, ... -> 16 long pairs
         assert sum(b["n"] for b in r["buckets"]) == 16
@@ -229,7 +244,7 @@ def test_compare_on_the_joined_test_set(runs, tmp_path: Path) -> None:
 
 def test_compare_with_beam_search_keeps_greedy_results(runs, tmp_path: Path) -> None:
     greedy = json.loads((runs[1] / "eval_test.json").read_text())
-    results = compare(runs, "test", tmp_path / "beam", "cpu", Decoding(beam=3))
+    results = as_json(compare(runs, "test", tmp_path / "beam", "cpu", Decoding(beam=3)))
     assert [r["decoding"] for r in results] == ["beam 3, alpha 1.0"] * 2
     for run in runs:
         assert (run / "eval_test_beam3.json").is_file()
@@ -243,7 +258,7 @@ def test_ablation_reports_its_bleu_drop_in_compare(runs, tmp_path: Path) -> None
     assert ablated.bleu_drop == pytest.approx(base["bleu"] - ablated.bleu)
     assert ablated.ablation == "shuffle" and ablated.aer is None
     assert (runs[1] / "eval_test_ablate-shuffle.json").is_file()
-    results = compare(runs, "test", tmp_path / "c", "cpu")
+    results = as_json(compare(runs, "test", tmp_path / "c", "cpu"))
     assert results[0]["ablation_drops"] == {}
     assert results[1]["ablation_drops"] == {"shuffle": ablated.bleu_drop}
     head = (tmp_path / "c" / "compare.md").read_text().splitlines()[0]
@@ -286,7 +301,7 @@ def test_runs_scored_on_other_test_files_compare_without_pairing(
     out = tmp_path / "cmp"
     out.mkdir()
     (out / "significance.md").write_text("an earlier comparison's\n")
-    results = compare([runs[1], other], "test", out, "cpu")
+    results = as_json(compare([runs[1], other], "test", out, "cpu"))
     assert [sum(b["n"] for b in r["buckets"]) for r in results] == [40, 25]
     assert all(r["bleu"] is not None and "vs_baseline" not in r for r in results)
     assert not (out / "significance.md").exists()

@@ -52,7 +52,7 @@ def write_experiment(tmp_path: Path) -> Path:
 def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
     path = write_experiment(tmp_path)
     results = experiment(path)["test"]
-    assert [r["mode"] for r in results] == ["none", "dot"]
+    assert [r.mode for r in results] == ["none", "dot"]
     root = tmp_path / "runs" / "tiny"
     for name in ("none-s1", "dot-s1"):
         assert (root / name / "eval_test.json").is_file()
@@ -67,7 +67,7 @@ def test_experiment_trains_compares_and_resumes(tmp_path: Path, capsys) -> None:
     results = experiment(path)
     assert "0 already finished" in capsys.readouterr().out
     assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
-    assert [r["mode"] for r in results["test_joined"]] == ["none", "dot"]
+    assert [r.mode for r in results["test_joined"]] == ["none", "dot"]
     scored = json.loads((root / "dot-s1" / "eval_test_joined.json").read_text())
     assert scored["n"] == 12  # 30 pairs joined in groups of 1, 2, 3, 4, 1, 2, ...
     assert [(b["k"], b["n"]) for b in scored["by_sentences"]] == [
@@ -100,7 +100,7 @@ def test_only_runs_the_named_runs_and_compares_once_all_are_done(
     assert not (root / "none-s1").exists() and not (root / "compare").exists()
     before = (root / "dot-s1" / "best.pt").stat().st_mtime_ns
     results = experiment(path, only=["none-s1"])  # by run folder
-    assert [r["mode"] for r in results["test"]] == ["none", "dot"]
+    assert [r.mode for r in results["test"]] == ["none", "dot"]
     assert (root / "compare" / "compare.json").is_file()
     assert (root / "dot-s1" / "best.pt").stat().st_mtime_ns == before
     with pytest.raises(UserError, match=r"--only hard: not a run .*\(dot, dot-s1"):

@@ -4,12 +4,21 @@ the keys users' files have always had, in the same order."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from seq2seq.errors import UserError
-from seq2seq.results import Bucket, Evaluation, Joined, TrainingState, Validation
+from seq2seq.results import (
+    Bucket,
+    CompareRow,
+    Evaluation,
+    Joined,
+    TrainingState,
+    TrainingSummary,
+    Validation,
+)
 
 # The keys of an eval_<name>.json as `seq2seq evaluate` writes them today.
 KEYS = [
@@ -144,3 +153,15 @@ def test_the_saved_runs_checkpoint_state_reads_and_writes_back_unchanged() -> No
         torch.load(saved / "last.pt", weights_only=True)["state"]
     )
     assert last.finished and last.best is not None and last.best.step == 8
+
+
+def test_a_compare_row_keeps_compare_jsons_keys_in_order() -> None:
+    evaluation = Evaluation.from_dict(FIRST)
+    row = CompareRow("runs/a", evaluation, {}, (1.0,), TrainingSummary())
+    keys = ["run", "mode", "params", "bleu", "chrf", "buckets", "aer", "bleu_lc"]
+    keys += ["by_sentences", "decoding", "ablation_drops", "length_ratio"]
+    keys += ["val_bleu", "val_ppl", "best_epoch", "epochs", "train_minutes"]
+    assert list(row.to_dict()) == keys  # not paired: no vs_baseline at all
+    paired = replace(row, paired=True)
+    assert list(paired.to_dict()) == [*keys, "vs_baseline"]
+    assert paired.to_dict()["vs_baseline"] is None  # the baseline itself

@@ -45,7 +45,7 @@ from seq2seq.errors import UserError
 from seq2seq.files import busy, exclusive
 from seq2seq.lab.compare import compare, markdown
 from seq2seq.lab.evaluate import saved_evaluation
-from seq2seq.results import TrainingState
+from seq2seq.results import CompareRow, TrainingState
 from seq2seq.training.checkpoint import config_differences, load_checkpoint, lookup
 from seq2seq.typed_yaml import build, read_yaml, to_dict
 
@@ -323,7 +323,7 @@ def _group_alive(proc: subprocess.Popen) -> bool:
 
 def experiment(
     path: Path, jobs: int | None = None, only: Sequence[str] = ()
-) -> dict[str, list[dict]]:
+) -> dict[str, list[CompareRow]]:
     """Run what is missing, then compare; the comparison of each split (none
     while a run left out by ``only`` is not done). ``jobs`` overrides the
     file's; with more than one job at a time every training gets one CPU thread
@@ -374,7 +374,7 @@ def free(jobs: list[Job]) -> list[Job]:
     return out
 
 
-def compare_splits(exp: Experiment, jobs: list[Job]) -> dict[str, list[dict]]:
+def compare_splits(exp: Experiment, jobs: list[Job]) -> dict[str, list[CompareRow]]:
     """Every job compared on every split of the experiment."""
     results = {}
     for i, split in enumerate(exp.splits):
