@@ -1,0 +1,165 @@
+"""``seq2seq evaluate``'s result and the scores inside it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seq2seq.errors import UserError
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """Corpus BLEU of the pairs whose source has ``lo``..``hi`` words (both
+    included); ``bleu`` is None for an empty bucket."""
+
+    lo: int
+    hi: int
+    n: int
+    bleu: float | None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Bucket:
+        return cls(data["lo"], data["hi"], data["n"], data["bleu"])
+
+
+@dataclass(frozen=True)
+class Joined:
+    """The pairs made of ``k`` sentences: their BLEU and how many sentences
+    the hypotheses and the references hold on average (a model that drops
+    or merges sentences of a long input writes fewer). Results written
+    before the counts existed read them as None."""
+
+    k: int
+    n: int
+    bleu: float
+    hyp_sentences: float | None = None
+    ref_sentences: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Joined:
+        counts = data.get("hyp_sentences"), data.get("ref_sentences")
+        return cls(data["k"], data["n"], data["bleu"], *counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        if self.hyp_sentences is None:  # as the older code wrote it
+            del out["hyp_sentences"], out["ref_sentences"]
+        return out
+
+
+@dataclass(frozen=True)
+class TextScores:
+    """Scores of hypotheses against references (training/scoring.text_scores):
+    sacreBLEU BLEU and chrF with their signatures, lowercased BLEU (the
+    tutorials' setting), BLEU by source length and by sentences joined."""
+
+    n: int
+    bleu: float
+    chrf: float
+    bleu_lc: float | None  # None: written before it was scored
+    signature: str
+    chrf_signature: str
+    buckets: tuple[Bucket, ...]
+    by_sentences: tuple[Joined, ...]
+
+    def filled(self) -> list[Bucket]:
+        """The buckets that hold a pair."""
+        return [b for b in self.buckets if b.n]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """``seq2seq evaluate``'s result (lab/evaluate.py), saved as
+    ``eval_<name>.json`` in the run folder."""
+
+    run: str
+    split: str
+    mode: str
+    params: int
+    checkpoint: str  # best, last or a path
+    decoding: str  # Decoding.describe(): "greedy" or "beam 5, alpha 1.0"
+    ablation: str | None  # evaluate --ablate's kind
+    step: int | None  # the checkpoint's training step
+    scores: TextScores
+    aer: float | None  # None without gold links or attention
+    bleu_drop: float | None = None  # with ablation: BLEU lost against none
+
+    @property
+    def bleu(self) -> float:
+        return self.scores.bleu
+
+    @property
+    def buckets(self) -> tuple[Bucket, ...]:
+        return self.scores.buckets
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evaluation:
+        scores = TextScores(
+            data["n"],
+            data["bleu"],
+            data["chrf"],
+            data.get("bleu_lc"),
+            data["signature"],
+            data.get("chrf_signature", ""),
+            tuple(Bucket.from_dict(b) for b in data["buckets"]),
+            tuple(Joined.from_dict(j) for j in data.get("by_sentences", [])),
+        )
+        return cls(
+            data["run"],
+            data["split"],
+            data["mode"],
+            data["params"],
+            data.get("checkpoint", "best"),
+            data.get("decoding", "greedy"),
+            data.get("ablation"),
+            data.get("step"),
+            scores,
+            data.get("aer"),
+            data.get("bleu_drop"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.scores
+        out: dict[str, Any] = {
+            "run": self.run,
+            "split": self.split,
+            "mode": self.mode,
+            "params": self.params,
+            "checkpoint": self.checkpoint,
+            "decoding": self.decoding,
+            "ablation": self.ablation,
+            "step": self.step,
+            "n": s.n,
+            "bleu": s.bleu,
+            "chrf": s.chrf,
+            "bleu_lc": s.bleu_lc,
+            "signature": s.signature,
+            "chrf_signature": s.chrf_signature,
+            "buckets": [dataclasses.asdict(b) for b in s.buckets],
+            "by_sentences": [j.to_dict() for j in s.by_sentences],
+            "aer": self.aer,
+        }
+        if self.bleu_drop is not None:
+            out["bleu_drop"] = self.bleu_drop
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> Evaluation:
+        """An ``eval_<name>.json``; a file that is not one is a one-line error
+        naming it."""
+        try:
+            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as err:
+            raise UserError(f"{path}: not valid JSON ({err}); delete it") from None
+        except (KeyError, TypeError, AttributeError) as err:
+            raise UserError(
+                f"{path}: not an evaluation written by seq2seq evaluate "
+                f"({type(err).__name__}: {err}); delete it"
+            ) from None
