@@ -91,12 +91,12 @@ class Range:
 
     def __str__(self) -> str:
         lo, hi = self.lo, self.hi
-        if lo is None and hi is None:
-            return "any number"
-        if hi is None:
-            return f"{'>' if self.lo_open else '>='} {number(lo or 0)}"
         if lo is None:
+            if hi is None:
+                return "any number"
             return f"{'<' if self.hi_open else '<='} {number(hi)}"
+        if hi is None:
+            return f"{'>' if self.lo_open else '>='} {number(lo)}"
         left, right = "(" if self.lo_open else "[", ")" if self.hi_open else "]"
         return f"in {left}{number(lo)}, {number(hi)}{right}"
 
