@@ -326,7 +326,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 def check_probe_plot(args: argparse.Namespace) -> None:
     """--plot may not be a folder, an unknown format, or any file the probe
     reads (the checkpoint named by path, every run's corpus files)."""
-    from seq2seq.config import load_config
+    from seq2seq.config import load_run_config
 
     if args.plot.is_dir():
         raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
@@ -337,7 +337,7 @@ def check_probe_plot(args: argparse.Namespace) -> None:
         inputs.append(("the checkpoint read", Path(args.checkpoint)))
     for run_dir in args.run_dirs:
         run.check_run(run_dir)
-        data = load_config(run.config_file(run_dir)).data
+        data = load_run_config(run_dir).data
         for split in (data.train, data.val, data.test):
             if split is not None:
                 inputs += [

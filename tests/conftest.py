@@ -17,8 +17,8 @@ import yaml
 from seq2seq import modes
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.data.download import MIRROR_ENV
-from seq2seq.data.lesson import write_short_corpus
-from seq2seq.lab.lesson import LESSON_FILE, lesson_experiment, run_dirs
+from seq2seq.lesson.checkout import LESSON_FILE, Checkout
+from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.model.model import Seq2Seq, build_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -139,12 +139,9 @@ def lesson_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     test), shared by test_train.py and the notebooks' test (a minute or two)."""
     root = tmp_path_factory.mktemp("lesson")
     sizes = write_short_corpus(root / "corpus")
-    path = lesson_experiment(
-        root / "lesson.yaml",
-        root / "corpus",
-        root / "runs",
-        LESSON_TRAINED,
-        source=REPO / LESSON_FILE,
+    home = Checkout(REPO)
+    path = home.lesson_file(
+        root / "lesson.yaml", root / "corpus", root / "runs", LESSON_TRAINED
     )
     done = subprocess.run(
         [sys.executable, "-m", "seq2seq", "experiment", str(path)],
@@ -153,7 +150,7 @@ def lesson_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
         text=True,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    runs = run_dirs(path)  # none, additive
+    runs = home.run_dirs(path)  # none, additive
     files = {"file": path, "corpus": root / "corpus", "root": root / "runs"}
     return {"sizes": sizes, **files, **runs}
 

@@ -1,8 +1,9 @@
 """The floor plan is a checked contract (docs/architecture.md).
 
 import-linter reads its contracts from pyproject.toml: the layers
-cli -> lab -> training -> model | data -> shared modules (model and data
-independent of each other), and no import cycle anywhere. ``make check``
+cli | lesson -> lab -> training -> model | data -> shared modules (cli and
+lesson independent of each other, and model and data), and no import cycle
+anywhere. ``make check``
 runs the same contracts with ``lint-imports``.
 """
 
@@ -38,7 +39,21 @@ def test_every_module_has_a_place_in_the_layers() -> None:
 def test_the_model_and_data_layers_are_independent() -> None:
     (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
     assert "seq2seq.model | seq2seq.data" in layers
-    assert layers[:3] == ["seq2seq.cli", "seq2seq.lab", "seq2seq.training"]
+    top = ["seq2seq.cli | seq2seq.lesson", "seq2seq.lab", "seq2seq.training"]
+    assert layers[:3] == top
+
+
+def test_nothing_in_the_package_changes_the_working_folder() -> None:
+    """A library call that moves the process elsewhere breaks every relative
+    path its caller holds; the lesson reads paths from its checkout instead
+    (seq2seq.lesson.checkout)."""
+    found = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in sorted((REPO / "seq2seq").rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "chdir(" in line
+    ]
+    assert found == []
 
 
 def test_no_script_imports_another_or_edits_sys_path() -> None:

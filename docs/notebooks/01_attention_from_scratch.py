@@ -32,7 +32,7 @@
 #
 # This notebook builds the four steps by hand on a handful of vectors, then
 # uses the lab's own module, `SingleHeadAttention`
-# ([seq2seq/model/attention.py](../../seq2seq/model/attention.py)), and checks
+# ([seq2seq/lesson/attention.py](../../seq2seq/lesson/attention.py)), and checks
 # what must always hold. Every `assert` in a cell is a property the lesson
 # teaches; `make test` runs this notebook and fails if one breaks.
 
@@ -40,7 +40,7 @@
 import matplotlib.pyplot as plt
 import torch
 
-from seq2seq.model.attention import SingleHeadAttention, causal_mask, padding_mask
+from seq2seq.lesson.attention import SingleHeadAttention, causal_mask, padding_mask
 
 _ = torch.manual_seed(0)
 

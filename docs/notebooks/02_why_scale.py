@@ -39,7 +39,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from seq2seq.model.attention import SingleHeadAttention
+from seq2seq.lesson.attention import SingleHeadAttention
 
 KEYS = 32  # keys per query
 TRIALS = 500  # random queries per dimension

@@ -67,20 +67,15 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from IPython.display import display
 
+from seq2seq.config import load_run_config
 from seq2seq.data.corpus import load_split
-from seq2seq.data.lesson import write_short_corpus
-from seq2seq.lab.demo import DEMO_FILE, bottleneck_shape, demo_results
+from seq2seq.lab.demo import DEMO_FILE, bottleneck_shape
 from seq2seq.lab.evaluate import saved_evaluation
-from seq2seq.lab.experiment import experiment
-from seq2seq.lab.lesson import (
-    Aligned,
-    at_repository_root,
-    forced_alignments,
-    lesson_experiment,
-    plain_name,
-    run_dirs,
-)
 from seq2seq.lab.probe import probe
+from seq2seq.lesson.alignments import Aligned, forced_alignments
+from seq2seq.lesson.checkout import Checkout
+from seq2seq.lesson.corpus import write_short_corpus
+from seq2seq.lesson.names import plain_name
 from seq2seq.results import PositionScore
 from seq2seq.training.figures import (
     FORCED_ROWS,
@@ -92,7 +87,7 @@ from seq2seq.training.figures import (
 # %matplotlib inline
 plt.rcParams.update({"font.size": 12, "figure.dpi": 90})  # legible on a slide
 
-at_repository_root()  # the lab's paths are relative to the checkout
+home = Checkout.find()  # the lab's paths are spelled from the checkout
 DEMO = Path(os.environ.get("LESSON_DEMO", DEMO_FILE))
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
 RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
@@ -112,9 +107,9 @@ PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 # trains them now: the progress lines below are the demo's.
 
 # %% tags=["bottleneck-table"]
-if not all(p.joinpath("best.pt").is_file() for p in run_dirs(DEMO).values()):
+if not all(p.joinpath("best.pt").is_file() for p in home.run_dirs(DEMO).values()):
     print("The demo's runs are not there yet: training them now (4-12 minutes).")
-exp, jobs, results = demo_results(DEMO)
+exp, jobs, results = home.demo(DEMO)
 demo = {r.mode: r for r in results}
 demo_runs = {r.mode: job.run_dir for r, job in zip(results, jobs, strict=True)}
 by_length = {m: [b.bleu for b in r.buckets] for m, r in demo.items()}
@@ -165,10 +160,10 @@ plt.close(fig)
 # them, exactly as `seq2seq experiment configs/experiments/lesson.yaml` does.
 
 # %%
-print("pairs per split:", write_short_corpus(DATA))
-exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
-experiment(exp_file)
-runs = run_dirs(exp_file)  # {mode: its run folder}
+print("pairs per split:", write_short_corpus(home.path(DATA)))
+exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
+home.experiment(exp_file)
+runs = home.run_dirs(exp_file)  # {mode: its run folder}
 short = {m: saved_evaluation(runs[m], "test") for m in MODES}
 
 # %%
@@ -223,7 +218,7 @@ def show_alignment(a: Aligned, title: str) -> None:
 
 
 attention_run = demo_runs["additive"]
-test = load_split(jobs[-1].resolved().data, "test")
+test = load_split(load_run_config(attention_run).data, "test")
 pair = next(i for i, s in enumerate(test.src) if 18 <= len(s.split()) <= 24)
 aligned = forced_alignments(attention_run, "test", [pair])[0]
 show_alignment(

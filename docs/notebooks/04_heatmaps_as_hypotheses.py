@@ -43,30 +43,25 @@ import matplotlib.pyplot as plt
 from IPython.display import display
 
 from seq2seq import run
-from seq2seq.data.lesson import write_short_corpus
 from seq2seq.lab.evaluate import evaluate, saved_evaluation
-from seq2seq.lab.experiment import experiment
-from seq2seq.lab.lesson import (
-    at_repository_root,
-    forced_alignments,
-    lesson_experiment,
-    run_dirs,
-)
+from seq2seq.lesson.alignments import forced_alignments
+from seq2seq.lesson.checkout import Checkout
+from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.training.figures import FORCED_ROWS, heatmap
 from seq2seq.training.metrics import sentence_bleu
 
 # %matplotlib inline
 plt.rcParams.update({"font.size": 12, "figure.dpi": 90})  # legible on a slide
 
-at_repository_root()  # the lab's paths are relative to the checkout
+home = Checkout.find()  # the lab's paths are spelled from the checkout
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
 RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
 MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
 
-write_short_corpus(DATA)
-exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
-experiment(exp_file)  # skips finished runs
-run_dir = run_dirs(exp_file)["additive"]
+write_short_corpus(home.path(DATA))
+exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
+home.experiment(exp_file)  # skips finished runs
+run_dir = home.run_dirs(exp_file)["additive"]
 trained = saved_evaluation(run_dir, "test")
 print(f"additive, trained weights: BLEU {trained.bleu:.1f}")
 

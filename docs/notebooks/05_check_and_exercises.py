@@ -32,15 +32,15 @@ from pathlib import Path
 import torch
 
 from seq2seq import modes
-from seq2seq.config import load_config
 from seq2seq.errors import UserError
 from seq2seq.lab.demo import DEMO_FILE
 from seq2seq.lab.evaluate import saved_evaluation
-from seq2seq.lab.lesson import at_repository_root, run_dirs
-from seq2seq.model.attention import Additive, SingleHeadAttention, attend, causal_mask
+from seq2seq.lesson.attention import SingleHeadAttention, causal_mask
+from seq2seq.lesson.checkout import Checkout
+from seq2seq.model.attention import Additive, attend
 from seq2seq.model.model import build_model
 
-at_repository_root()  # the lab's paths are relative to the checkout
+home = Checkout.find()  # the lab's paths are spelled from the checkout
 torch.set_grad_enabled(False)  # nothing here trains
 torch.manual_seed(0)
 attn = SingleHeadAttention(d_model=32, d_k=8)
@@ -129,7 +129,7 @@ assert w_cross.shape == (1, 4, 9)
 # there, here are their scores on the shortest and the longest sentences:
 
 # %%
-demo_runs = run_dirs(Path(os.environ.get("LESSON_DEMO", DEMO_FILE)))
+demo_runs = home.run_dirs(Path(os.environ.get("LESSON_DEMO", DEMO_FILE)))
 for mode, run_dir in demo_runs.items():
     if result := saved_evaluation(run_dir, "test"):
         first, last = result.buckets[0], result.buckets[-1]
@@ -188,7 +188,7 @@ BASE = "configs/synth_ende/additive.yaml"
 def built(overrides: list[str]):
     """The config and model these overrides give, or the config error."""
     try:
-        cfg = load_config(BASE, overrides)
+        cfg = home.config(BASE, overrides)
     except UserError as err:
         return None, None, str(err)
     return cfg, build_model(cfg.model, 1300, 1300), None

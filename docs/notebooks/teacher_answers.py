@@ -30,10 +30,10 @@ import torch
 
 from seq2seq.lab.ablate import KINDS
 from seq2seq.lab.evaluate import evaluate, saved_evaluation
-from seq2seq.lab.lesson import at_repository_root, lesson_experiment, run_dirs
-from seq2seq.model.attention import SingleHeadAttention
+from seq2seq.lesson.attention import SingleHeadAttention
+from seq2seq.lesson.checkout import Checkout
 
-at_repository_root()
+home = Checkout.find()  # the lab's paths are spelled from the checkout
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
 RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
 MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
@@ -120,9 +120,9 @@ for d in (1, 16, 256, 1024):
 # only says so; `make notebooks` checks it).
 
 # %%
-exp_file = lesson_experiment(RUNS / "lesson.yaml", DATA, RUNS, MODES)
-if "hard" in MODES and saved_evaluation(run_dirs(exp_file)["hard"], "test"):
-    hard = run_dirs(exp_file)["hard"]
+exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
+if "hard" in MODES and saved_evaluation(home.run_dirs(exp_file)["hard"], "test"):
+    hard = home.run_dirs(exp_file)["hard"]
     trained = saved_evaluation(hard, "test")
     print(f"hard, trained weights: BLEU {trained.bleu:.1f}")
     for how in KINDS:
@@ -155,7 +155,7 @@ SOLUTIONS = {
     "EXERCISE_3": '["model.attention=none", "model.encoder.hidden_size=256", '
     '"model.decoder.hidden_size=512"]',
 }
-notebook = jupytext.read("docs/notebooks/05_check_and_exercises.py")
+notebook = jupytext.read(home.path("docs/notebooks/05_check_and_exercises.py"))
 code = "\n\n".join(c.source for c in notebook.cells if c.cell_type == "code")
 for name, answer in SOLUTIONS.items():
     code, count = re.subn(rf"^{name} = .*$", f"{name} = {answer}", code, flags=re.M)

@@ -90,7 +90,10 @@ def execute(src: Path, out: Path) -> float:
         timeout=TIMEOUT_S,
         kernel_name="python3",
         record_timing=False,  # no timestamps in the copies
-        resources={"metadata": {"path": str(REPO)}},
+        coalesce_streams=True,  # a child's lines, passed on one by one: one output
+        # The kernel starts in the notebook's own folder, as JupyterLab starts
+        # it: the notebooks find the checkout from there (seq2seq.lesson).
+        resources={"metadata": {"path": str(src.parent)}},
     )
     start = time.perf_counter()
     try:

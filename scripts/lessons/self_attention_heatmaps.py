@@ -1,6 +1,6 @@
 """The classroom exercise: look at w[0] of one untrained self-attention layer.
 
-Runs :class:`seq2seq.model.attention.SingleHeadAttention` (d_model 64, d_k 16, random
+Runs :class:`seq2seq.lesson.attention.SingleHeadAttention` (d_model 64, d_k 16, random
 weights, fixed seed) on two inputs of eight positions and draws the weight
 matrix of the first sentence as a labelled heatmap:
 
@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from seq2seq.errors import run_script
-from seq2seq.model.attention import SingleHeadAttention
+from seq2seq.lesson.attention import SingleHeadAttention
 
 WORDS = "the cat saw the dog and the cat".split()
 

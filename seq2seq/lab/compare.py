@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from seq2seq import run
-from seq2seq.config import SplitFiles, load_config
+from seq2seq.config import SplitFiles, load_config, load_run_config
 from seq2seq.data.corpus import eval_split, load_split, split_files
 from seq2seq.data.parallel import Split, read_lines
 from seq2seq.errors import UserError
@@ -91,7 +91,7 @@ def length_ratios(
     config, hyp_file = run.config_file(folder), run.hypotheses_file(folder, split + tag)
     if not (config.is_file() and hyp_file.is_file()):
         return ()
-    files = split_files(load_config(config).data, split)
+    files = split_files(load_run_config(folder).data, split)
     if files not in references:
         references[files] = eval_split(files, split)
     pairs = references[files]
@@ -135,10 +135,10 @@ def significance(
     sacreBLEU signature; the rows as they were and None when the runs were
     scored on different text."""
     runs = [Path(r.run) for r in results]
-    files = [split_files(load_config(run.config_file(r)).data, split) for r in runs]
+    files = [split_files(load_run_config(r).data, split) for r in runs]
     if any(f != files[0] for f in files):
         return results, None  # not the same test set: nothing to pair
-    data = load_split(load_config(run.config_file(runs[0])).data, split)
+    data = load_split(load_run_config(runs[0]).data, split)
     hyps = [read_lines(run.hypotheses_file(r, split + tag)) for r in runs]
     if any(len(h) != len(data.tgt) for h in hyps):
         return results, None  # not the same test set: nothing to pair

@@ -23,7 +23,14 @@ from pathlib import Path
 from seq2seq.data.synth import VERSION, write_corpus
 from seq2seq.errors import UserError
 from seq2seq.lab.evaluate import saved_evaluation
-from seq2seq.lab.experiment import Experiment, Job, experiment, load_experiment, plan
+from seq2seq.lab.experiment import (
+    Experiment,
+    Job,
+    experiment,
+    experiment_in,
+    load_experiment,
+    plan,
+)
 from seq2seq.results import Evaluation
 
 DEMO_FILE = Path("configs/experiments/demo.yaml")  # from the repository root
@@ -40,24 +47,30 @@ def current_corpus(train_src: Path) -> bool:
 
 
 def demo_results(
-    path: Path = DEMO_FILE,
+    path: Path = DEMO_FILE, root: Path | None = None
 ) -> tuple[Experiment, list[Job], list[Evaluation]]:
     """The experiment, its runs and each run's saved evaluation on its first
     split. Runs that are trained and evaluated are only read (seconds);
     otherwise the shipped corpus is written when it is missing or made by
     another generator version, and ``seq2seq experiment`` trains what is
-    missing (the demo's minutes), evaluates and compares."""
-    exp = load_experiment(path)
+    missing (the demo's minutes), evaluates and compares. Relative paths in
+    the files are read from ``root`` when given (and the experiment runs
+    there, as a child process), else from the working folder."""
+    exp = load_experiment(path, root)
     jobs = plan(exp)
     if not all(job.done(exp.splits) for job in jobs):
         train_src = Path(jobs[0].resolved().data.train.src)
-        if not current_corpus(train_src):
-            manifest = write_corpus(train_src.parent, seed=SHIPPED_SEED)
+        if not current_corpus((root or Path()) / train_src):
+            folder = (root or Path()) / train_src.parent
+            manifest = write_corpus(folder, seed=SHIPPED_SEED)
             counts = ", ".join(
                 f"{k} {v['lines']:,}" for k, v in manifest["splits"].items()
             )
             print(f"wrote {train_src.parent}: {counts} pairs", flush=True)
-        experiment(path)
+        if root is None:
+            experiment(path)
+        else:
+            experiment_in(root, path)
     results = [saved_evaluation(job.run_dir, exp.splits[0]) for job in jobs]
     if any(r is None for r in results):
         raise UserError(f"{path}: a run was not evaluated (see above)")

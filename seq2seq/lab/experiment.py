@@ -153,13 +153,19 @@ class Job:
         return f"{key} is {lookup(have, key)!r} there, {lookup(want, key)!r} now"
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path, root: Path | None = None) -> Experiment:
+    """An experiment file, validated. Its relative paths (configs, runs_dir)
+    are read from ``root`` when given (the lesson's checkout, seen from a
+    notebook's folder), else from the working folder, as the CLI reads them."""
     path = Path(path)
     raw = read_yaml(path)  # its errors already name the file
     try:
         exp = build(Experiment, raw, "")
     except UserError as err:
         raise UserError(f"{path}: {err}") from None
+    if root is not None:  # an absolute path stays as it is
+        configs = tuple(str(root / c) for c in exp.configs)
+        exp = replace(exp, configs=configs, runs_dir=str(root / exp.runs_dir))
     for config in exp.configs:
         if not Path(config).is_file():
             raise UserError(f"{path}: config {config} not found")
@@ -357,6 +363,32 @@ def experiment(
             print(f"not compared: {', '.join(missing)} not done yet")
             return {}
         return compare_splits(exp, members)
+
+
+def experiment_in(folder: Path, path: Path) -> None:
+    """``seq2seq experiment PATH`` in a child process started in ``folder``,
+    its output passed on line by line: what a terminal there would print,
+    with the same run folders, configs and tables (the lesson runs the
+    checkout's experiments from a notebook's folder this way). Stopped, it
+    stops the child as Ctrl-C would (the child stops its jobs)."""
+    command = [sys.executable, "-m", "seq2seq", "experiment", str(path)]
+    child = subprocess.Popen(
+        command,
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            print(line, end="", flush=True)
+    except BaseException:
+        child.send_signal(signal.SIGINT)
+        child.wait()
+        raise
+    if child.wait() != 0:
+        raise UserError(f"{path}: seq2seq experiment failed in {folder} (see above)")
 
 
 def free(jobs: list[Job]) -> list[Job]:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from seq2seq import run
-from seq2seq.config import Config, load_config
+from seq2seq.config import Config, load_run_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import run_tokenizer
 from seq2seq.errors import UserError, first_line
@@ -178,7 +178,7 @@ def open_run(
     default), in eval mode. Each problem is one line naming the file."""
     run_dir = Path(run_dir)
     run.check_run(run_dir)
-    cfg = load_config(run.config_file(run_dir))
+    cfg = load_run_config(run_dir)
     tokenizer = run_tokenizer(run_dir)
     path = checkpoint_path(run_dir, checkpoint)
     if not path.is_file() and checkpoint in ("best", "last"):

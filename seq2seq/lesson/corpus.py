@@ -1,6 +1,7 @@
 """The corpus the lesson's notebooks and the integration tests train on: the
-shipped synthetic corpus (synth.py) cut to short pairs, so that a small model
-learns it in about a thousand steps and still shows the bottleneck.
+shipped synthetic corpus (seq2seq.data.synth) cut to short pairs, so that a
+small model learns it in about a thousand steps and still shows the
+bottleneck.
 
     write_short_corpus(Path("data/lesson"))   # seconds
 
