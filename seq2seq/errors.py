@@ -17,6 +17,41 @@ class UserError(Exception):
     """An error caused by the user's input, with a message that says what to do."""
 
 
+class SettingError(UserError):
+    """Bad input named by the setting it came from, in the words of whoever
+    set it. Code below the CLI knows the setting (``beam``), not how it was
+    given: ``template`` writes each setting as ``{beam}``, and the message
+    reads ``beam`` to a caller of the library (``str``), ``--beam`` where the
+    CLI or a script reports it (:meth:`as_option`, :func:`exit_status`).
+    Values in the template go through :func:`literal`."""
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        super().__init__(self.worded(str))
+
+    def worded(self, spell: Callable[[str], str]) -> str:
+        return self.template.format_map(_Spelled(spell))
+
+    def as_option(self) -> str:
+        """The message with each setting as its command-line option."""
+        return self.worded(lambda name: "--" + name.replace("_", "-"))
+
+
+class _Spelled(dict[str, str]):
+    def __init__(self, spell: Callable[[str], str]) -> None:
+        super().__init__()
+        self.spell = spell
+
+    def __missing__(self, name: str) -> str:
+        return self.spell(name)
+
+
+def literal(value: object) -> str:
+    """``value`` as text inside a :class:`SettingError` template (its braces
+    kept as they are)."""
+    return str(value).replace("{", "{{").replace("}", "}}")
+
+
 HINTS = {
     errno.ENOSPC: "free some disk space and run again",
     errno.EACCES: "check its permissions",
@@ -77,6 +112,8 @@ def exit_status(err: Exception, debug: bool = False) -> int | None:
         )
     else:
         line = os_error(err) if isinstance(err, OSError) else str(err)
+        if isinstance(err, SettingError):
+            line = err.as_option()  # the CLI's and the scripts' words
     print(f"error: {line}", file=sys.stderr)
     return 2
 

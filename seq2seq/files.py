@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq import run
-from seq2seq.errors import UserError
+from seq2seq.errors import SettingError, UserError, literal
 
 UMASK = os.umask(0)
 os.umask(UMASK)
@@ -142,7 +142,9 @@ def check_output(
     folder as one of ``inputs`` ((what it is, its path), links followed, a
     hard link too), a ``folder`` the command writes files into that holds an
     input, or a place inside a run folder (its checkpoints, vocabularies and
-    history are written by the lab's own commands only)."""
+    history are written by the lab's own commands only). ``option`` names
+    where ``out`` came from: the CLI's ``--plot``, or a setting as a
+    :class:`SettingError` template (``{out}``) from below the CLI."""
     here = resolved(out, option)
     for what, path in inputs:
         there = resolved(path, option)
@@ -151,14 +153,15 @@ def check_output(
         )
         if same or (folder and there.is_relative_to(here)):
             verb = "is" if same else "holds"
-            raise UserError(
-                f"{option} {out}: refused, nothing written: it {verb} {what} "
-                f"({path}); name another path"
+            raise SettingError(
+                f"{option} {literal(out)}: refused, nothing written: it {verb} "
+                f"{what} ({literal(path)}); name another path"
             )
     if (owner := run.enclosing_run(here)) is not None:
-        raise UserError(
-            f"{option} {out}: refused, nothing written: it lies in the run folder "
-            f"{owner}, which only the lab's commands write; name a path outside it"
+        raise SettingError(
+            f"{option} {literal(out)}: refused, nothing written: it lies in the run "
+            f"folder {literal(owner)}, which only the lab's commands write; name a "
+            "path outside it"
         )
 
 
@@ -167,8 +170,8 @@ def resolved(path: Path, option: str) -> Path:
     try:
         return Path(path).resolve()
     except RuntimeError:  # Python 3.11: "Symlink loop from ..."
-        raise UserError(
-            f"{option} {path}: a loop of symbolic links; name another path"
+        raise SettingError(
+            f"{option} {literal(path)}: a loop of symbolic links; name another path"
         ) from None
 
 

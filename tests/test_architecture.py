@@ -71,3 +71,35 @@ def test_no_script_imports_another_or_edits_sys_path() -> None:
             ):
                 found.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
     assert found == []
+
+
+# Modules whose tests live in another module's file, and why.
+TESTED_ELSEWHERE = {
+    "feeding": "test_recurrence.py",  # the fast paths against the step loop
+    "explore_http": "test_explore.py",  # the explorer is tested over HTTP
+    "explore_page": "test_explore_browser.py",  # the page, in a real browser
+    "specials": "",  # four constants
+}
+
+
+def test_tests_mirror_modules() -> None:
+    """Each module has its test file, test_<module>.py (a subpackage's modules
+    may share test_<subpackage>.py; the lesson's attention is
+    test_lesson_attention.py beside the model's test_attention.py), or is
+    named above with the file that tests it."""
+    tests = REPO / "tests"
+    missing = []
+    for path in sorted((REPO / "seq2seq").rglob("*.py")):
+        name, package = path.stem, path.parent.name
+        if name in ("__init__", "__main__"):
+            continue
+        own = [f"test_{name}.py", f"test_{package}_{name}.py", f"test_{package}.py"]
+        if package == "seq2seq" or package in ("model", "data", "lab", "training"):
+            own = own[:2]  # a layer's modules each have their own
+        if name in TESTED_ELSEWHERE:
+            own = [TESTED_ELSEWHERE[name]] if TESTED_ELSEWHERE[name] else []
+            if not own:
+                continue
+        if not any((tests / f).is_file() for f in own):
+            missing.append(str(path.relative_to(REPO)))
+    assert missing == []

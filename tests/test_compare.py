@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import torch
 from conftest import REPO, tiny_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -23,7 +22,7 @@ from seq2seq.lab.compare import (
     significance_markdown,
     training_summary,
 )
-from seq2seq.lab.evaluate import cached_evaluate, evaluate
+from seq2seq.lab.evaluate import evaluate
 from seq2seq.model.search import Decoding
 from seq2seq.results import (
     CompareRow,
@@ -171,30 +170,6 @@ def test_the_best_validation_follows_the_stop_metric(tmp_path: Path) -> None:
     first, second = (Validation.from_dict(x) for x in lines)
     assert second.beats(first, "loss") and first.beats(None, "bleu")
     assert not second.beats(first, "bleu")
-
-
-def test_a_saved_evaluation_is_redone_for_a_new_checkpoint(
-    runs, tmp_path: Path
-) -> None:
-    """compare reuses eval_test.json only while best.pt is the checkpoint it
-    scored (a resumed training may write a new one) and its hypotheses are
-    there; without best.pt the saved result stands."""
-    run = Path(shutil.copytree(runs[1], tmp_path / "copy"))
-    saved = json.loads((run / "eval_test.json").read_text())
-    assert cached_evaluate(run, "test", "cpu").to_dict() == saved
-    payload = torch.load(run / "best.pt", weights_only=True)
-    payload["state"]["step"] = saved["step"] + 1  # as if trained further
-    torch.save(payload, run / "best.pt")
-    redone = cached_evaluate(run, "test", "cpu")
-    assert redone.step == saved["step"] + 1
-    assert json.loads((run / "eval_test.json").read_text()) == redone.to_dict()
-    # without its hypotheses (which the bootstrap reads) it is redone as well
-    (run / "hyp_test.txt").unlink()
-    assert cached_evaluate(run, "test", "cpu") == redone
-    assert (run / "hyp_test.txt").is_file()
-    (run / "best.pt").unlink()
-    (run / "hyp_test.txt").unlink()
-    assert cached_evaluate(run, "test", "cpu") == redone
 
 
 def test_compare_refuses_mismatched_buckets(runs, tmp_path: Path) -> None:

@@ -9,15 +9,15 @@ import sys
 import pytest
 import torch
 
-from seq2seq.errors import UserError
+from seq2seq.errors import SettingError, UserError
 from seq2seq.training.device import pick_device
 
 
 def test_pick_device() -> None:
     assert pick_device("cpu") == torch.device("cpu")
     assert pick_device("auto").type in ("cpu", "cuda")
-    with pytest.raises(UserError, match="--device tpu: choose auto, cpu or cuda"):
-        pick_device("tpu")
+    with pytest.raises(SettingError, match="^device tpu: choose auto, cpu or cuda"):
+        pick_device("tpu")  # a library caller reads the setting's name
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")

@@ -9,8 +9,7 @@ from conftest import MODES, tiny_model
 from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
 from seq2seq.model.model import build_model, loss_sum
 from seq2seq.model.search import greedy
-from seq2seq.specials import BOS, EOS
-from seq2seq.training.decoding import decode_corpus
+from seq2seq.specials import EOS
 
 
 @pytest.mark.parametrize("rnn", ["gru", "lstm"])
@@ -32,65 +31,6 @@ def test_forward_backward_shapes(mode: str, rnn: str, toy_batch) -> None:
     assert all(g is not None and torch.isfinite(g).all() for g in grads)
 
 
-def test_encoder_ignores_padding(toy_batch) -> None:
-    """A sentence encodes the same alone and padded inside a batch."""
-    src, src_len, tgt_in, _ = toy_batch
-    model = tiny_model("additive").eval()
-    memory = model.encode(src, src_len)
-    alone = model.encode(src[1:, :3], src_len[1:])
-    torch.testing.assert_close(memory.keys[1, :3], alone.keys[0])
-    torch.testing.assert_close(memory.final[1], alone.final[0])
-    assert torch.all(memory.keys[1, 3:] == 0)
-
-
-def _encoder(reverse: bool, attention: str = "additive") -> torch.nn.Module:
-    torch.manual_seed(0)
-    cfg = ModelConfig(
-        attention=attention,
-        attention_dim=12,
-        encoder=EncoderConfig(
-            embed_dim=10, hidden_size=16, bidirectional=False, reverse=reverse
-        ),
-        decoder=DecoderConfig(embed_dim=10, hidden_size=16),
-    )
-    return build_model(cfg, src_vocab=23, tgt_vocab=29).eval()
-
-
-def test_reversed_encoder_reads_right_to_left(toy_batch) -> None:
-    """Sutskever et al. 2014: the state at j has read words j..n, the final
-    state is the one after word 1, and padding changes nothing."""
-    src, src_len, _, _ = toy_batch
-    forward, backward = _encoder(False), _encoder(True)
-    changed = src.clone()
-    changed[0, 0] = 17  # another first word
-    for model, later_same in ((forward, False), (backward, True)):
-        a, b = model.encode(src, src_len), model.encode(changed, src_len)
-        assert not torch.allclose(a.final[0], b.final[0])  # the summary sees word 1
-        assert torch.allclose(a.keys[0, 1:], b.keys[0, 1:]) == later_same
-    memory = backward.encode(src, src_len)
-    alone = backward.encode(src[1:, :3], src_len[1:])
-    torch.testing.assert_close(memory.keys[1, :3], alone.keys[0])
-    torch.testing.assert_close(memory.final[1], memory.keys[1, 0])  # after word 1
-    torch.testing.assert_close(memory.final[1], alone.final[0])
-    assert torch.all(memory.keys[1, 3:] == 0)
-
-
-@pytest.mark.parametrize("reverse", [False, True])
-def test_context_reads_the_encoders_summary(toy_batch, reverse: bool) -> None:
-    """`context` gives the decoder the same vector the bridge starts from (the
-    state after the whole sentence), whichever way the encoder read it."""
-    src, src_len, _, _ = toy_batch
-    memory = _encoder(reverse, "context").encode(src, src_len)
-    torch.testing.assert_close(memory.projected, memory.final)
-
-
-def test_reverse_needs_a_unidirectional_encoder() -> None:
-    from seq2seq.errors import UserError
-
-    with pytest.raises(UserError, match="model.encoder.reverse"):
-        EncoderConfig(reverse=True)
-
-
 def test_modes_share_everything_but_the_context_mechanism() -> None:
     sizes = {m: tiny_model(m).num_parameters() for m in MODES}
     # none/context/mean/dot/scaled_dot add no parameters of their own
@@ -106,55 +46,6 @@ def test_dot_needs_matching_sizes() -> None:
 
     with pytest.raises(UserError, match="model.attention"):
         ModelConfig(attention="dot", encoder=EncoderConfig(hidden_size=256))
-
-
-@pytest.mark.parametrize("mode", ["none", "additive"])
-def test_greedy_matches_teacher_forcing_on_its_own_output(mode: str, toy_batch) -> None:
-    """Feeding greedy's output back under teacher forcing gives the same argmax."""
-    src, src_len, _, _ = toy_batch
-    model = tiny_model(mode).eval()
-    hyps = greedy(model, src, src_len, ratio=1.0)
-    for b, hyp in enumerate(hyps):
-        n = src_len[b : b + 1]
-        tgt_in = torch.tensor([[2] + hyp.tokens])
-        attentional, weights = model(src[b : b + 1, : int(n)], n, tgt_in)
-        predicted = model.logits(attentional).argmax(-1)[0].tolist()
-        assert predicted[: len(hyp.tokens)] == hyp.tokens
-        if weights is not None:
-            rows = hyp.weights.shape[0]
-            torch.testing.assert_close(weights[0, :rows], hyp.weights)
-
-
-@pytest.mark.parametrize("eos_bias", [2.0, -30.0])  # EOS likely / never chosen
-def test_greedy_stops_at_eos_or_limit(toy_batch, eos_bias: float) -> None:
-    """A hypothesis ends where the model's argmax is EOS (checked by teacher
-    forcing it), or at the limit, ratio x source length + 10."""
-    src, src_len, _, _ = toy_batch
-    model = tiny_model("additive").eval()
-    with torch.no_grad():
-        model.decoder.output.bias[EOS] += eos_bias
-    hyps = greedy(model, src, src_len, ratio=1.0)
-    for b, hyp in enumerate(hyps):
-        limit = int(src_len[b]) + 10
-        assert EOS not in hyp.tokens and len(hyp.tokens) <= limit
-        if len(hyp.tokens) == limit:
-            continue
-        tgt_in = torch.tensor([[BOS, *hyp.tokens]])
-        n = src_len[b : b + 1]
-        attentional, _ = model(src[b : b + 1, : int(n)], n, tgt_in)
-        assert model.logits(attentional)[0, -1].argmax().item() == EOS
-    stopped = sum(len(h.tokens) < int(src_len[b]) + 10 for b, h in enumerate(hyps))
-    assert stopped == (len(hyps) if eos_bias > 0 else 0)
-
-
-def test_decode_corpus_keeps_input_order(toy_batch) -> None:
-    src, src_len, _, _ = toy_batch
-    model = tiny_model("general").eval()
-    ids = [[5, 6, 7, 8], [9, 10], [5, 9, 11]]
-    together = decode_corpus(model, ids, 2, 1.0, torch.device("cpu"))
-    for sentence, hyp in zip(ids, together, strict=True):
-        alone = decode_corpus(model, [sentence], 1, 1.0, torch.device("cpu"))[0]
-        assert hyp.tokens == alone.tokens
 
 
 def test_build_model_reads_rnn_type() -> None:

@@ -1,5 +1,6 @@
 """The recurrences over whole sequences (model/recurrence.py), their step
-loops in Python and compiled (model/compiled.py), and the paths that use them
+loops in Python and compiled (model/compiled.py), the input-feeding decoder
+as one node (model/feeding.py), and the paths that use them
 (train.recurrence: sequence, compiled, auto) against the step-by-step
 reference: the same mathematics, so gradcheck in float64 and agreement to
 rounding in float32, for every loop implementation."""

@@ -150,3 +150,42 @@ def test_beam_stops_only_with_nbest_hypotheses_in_hand() -> None:
     for nbest in (1, 3, 5):
         results = beam_search(model, src, src_len, beam=5, nbest=nbest)
         assert all(len(r) == nbest for r in results)
+
+
+@pytest.mark.parametrize("mode", ["none", "additive"])
+def test_greedy_matches_teacher_forcing_on_its_own_output(mode: str, toy_batch) -> None:
+    """Feeding greedy's output back under teacher forcing gives the same argmax."""
+    src, src_len, _, _ = toy_batch
+    model = tiny_model(mode).eval()
+    hyps = greedy(model, src, src_len, ratio=1.0)
+    for b, hyp in enumerate(hyps):
+        n = src_len[b : b + 1]
+        tgt_in = torch.tensor([[2] + hyp.tokens])
+        attentional, weights = model(src[b : b + 1, : int(n)], n, tgt_in)
+        predicted = model.logits(attentional).argmax(-1)[0].tolist()
+        assert predicted[: len(hyp.tokens)] == hyp.tokens
+        if weights is not None:
+            rows = hyp.weights.shape[0]
+            torch.testing.assert_close(weights[0, :rows], hyp.weights)
+
+
+@pytest.mark.parametrize("eos_bias", [2.0, -30.0])  # EOS likely / never chosen
+def test_greedy_stops_at_eos_or_limit(toy_batch, eos_bias: float) -> None:
+    """A hypothesis ends where the model's argmax is EOS (checked by teacher
+    forcing it), or at the limit, ratio x source length + 10."""
+    src, src_len, _, _ = toy_batch
+    model = tiny_model("additive").eval()
+    with torch.no_grad():
+        model.decoder.output.bias[EOS] += eos_bias
+    hyps = greedy(model, src, src_len, ratio=1.0)
+    for b, hyp in enumerate(hyps):
+        limit = int(src_len[b]) + 10
+        assert EOS not in hyp.tokens and len(hyp.tokens) <= limit
+        if len(hyp.tokens) == limit:
+            continue
+        tgt_in = torch.tensor([[BOS, *hyp.tokens]])
+        n = src_len[b : b + 1]
+        attentional, _ = model(src[b : b + 1, : int(n)], n, tgt_in)
+        assert model.logits(attentional)[0, -1].argmax().item() == EOS
+    stopped = sum(len(h.tokens) < int(src_len[b]) + 10 for b, h in enumerate(hyps))
+    assert stopped == (len(hyps) if eos_bias > 0 else 0)

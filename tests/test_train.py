@@ -112,7 +112,7 @@ def test_no_attention_run_says_there_is_nothing_to_align(runs) -> None:
 def test_existing_run_is_not_overwritten(runs) -> None:
     cfg = load_config(runs["additive"] / "config.yaml")
     before = (runs["additive"] / "best.pt").stat().st_mtime_ns
-    with pytest.raises(UserError, match="--overwrite"):
+    with pytest.raises(UserError, match="pass resume .* overwrite to replace it"):
         train(cfg, "cpu")
     assert (runs["additive"] / "best.pt").stat().st_mtime_ns == before
 

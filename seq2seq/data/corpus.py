@@ -9,7 +9,7 @@ from __future__ import annotations
 from seq2seq.config import DataConfig, SplitFiles
 from seq2seq.data import joined
 from seq2seq.data.parallel import Split, limit_length, read_split
-from seq2seq.errors import UserError
+from seq2seq.errors import SettingError, literal
 
 
 def build_split(
@@ -34,8 +34,8 @@ def split_files(cfg: DataConfig, name: str) -> SplitFiles:
     base, _ = joined.base_split(name)
     files = {"val": cfg.val, "test": cfg.test}.get(base)
     if files is None:
-        raise UserError(
-            f"--split {name}: the config has no data.{base}; choose "
+        raise SettingError(
+            f"{{split}} {literal(name)}: the config has no data.{base}; choose "
             "val, test, val_joined or test_joined"
         )
     return files

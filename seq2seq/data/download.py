@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from seq2seq.errors import UserError
+from seq2seq.errors import SettingError, UserError, literal
 from seq2seq.files import atomic_write, check_output, naming
 
 BASE_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw"
@@ -136,9 +136,10 @@ def _resolve_mirror(mirror: Path | None) -> Path | None:
         mirror, where = Path(env), f"${MIRROR_ENV}"
     mirror = Path(mirror).expanduser()
     if not mirror.is_dir():
-        raise UserError(
-            f"data mirror {mirror} (from {where}) is not a directory; fix "
-            f"--mirror/{MIRROR_ENV} or unset both to download from the internet"
+        raise SettingError(
+            f"data mirror {literal(mirror)} (from {literal(where)}) is not a "
+            f"directory; fix {{mirror}}/{MIRROR_ENV} or unset both to download "
+            "from the internet"
         )
     return mirror
 
@@ -200,9 +201,9 @@ def _fetch(
     if mirror is not None:
         source = mirror / name
         if not source.is_file():
-            raise UserError(
-                f"data mirror {mirror} lacks {name}; add it there or fix "
-                f"--mirror/{MIRROR_ENV}"
+            raise SettingError(
+                f"data mirror {literal(mirror)} lacks {name}; add it there or fix "
+                f"{{mirror}}/{MIRROR_ENV}"
             )
         log(f"{name}: copying {source}")
         with open(source, "rb") as fh:
@@ -284,7 +285,7 @@ def prepare_multi30k(
     names = multi30k_files(src, tgt)
     mirror = _resolve_mirror(mirror)
     out_dir = Path(out_dir)
-    check_output(out_dir, "--out", [("the mirror", mirror)] if mirror else [], True)
+    check_output(out_dir, "{out}", [("the mirror", mirror)] if mirror else [], True)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

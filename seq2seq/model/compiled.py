@@ -71,8 +71,8 @@ def load() -> tuple[ModuleType | None, str]:
         )
     spec = importlib.util.spec_from_file_location(NAME, library)
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    try:
+    try:  # an extension module is loaded by module_from_spec already
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except (ImportError, OSError) as err:  # a build cut short, or damaged
         return None, f"the compiled loops do not load ({err}); rerun make install"

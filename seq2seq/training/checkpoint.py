@@ -21,7 +21,7 @@ from seq2seq import run
 from seq2seq.config import Config, load_run_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import run_tokenizer
-from seq2seq.errors import UserError, first_line
+from seq2seq.errors import SettingError, UserError, first_line, literal
 from seq2seq.files import save_torch
 from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.results import TrainingState
@@ -183,15 +183,15 @@ def open_run(
     path = checkpoint_path(run_dir, checkpoint)
     if not path.is_file() and checkpoint in ("best", "last"):
         last = run.checkpoint_file(run_dir, "last").is_file()
-        hint = " or pass --checkpoint last" if last else ""
-        raise UserError(
-            f"{path}: missing, the run has not validated yet; finish it with "
-            f"seq2seq train --resume {run_dir}{hint}"
+        hint = " or pass {checkpoint} last" if last else ""
+        raise SettingError(
+            f"{literal(path)}: missing, the run has not validated yet; finish it "
+            f"with seq2seq train --resume {literal(run_dir)}{hint}"
         )
     if not path.is_file():
-        raise UserError(
-            f"--checkpoint {checkpoint}: no such file; pass best, last or the "
-            "path of a .pt file written by seq2seq train"
+        raise SettingError(
+            f"{{checkpoint}} {literal(checkpoint)}: no such file; pass best, last "
+            "or the path of a .pt file written by seq2seq train"
         )
     payload = load_checkpoint(path)
     check_matches(payload, cfg, tokenizer.fingerprint(), path, "model")

@@ -25,8 +25,8 @@ def check_search_fits(
     check_fits(
         need,
         device,
-        f"beam search over {sentences} sentences with --beam {beam}",
-        "lower --beam, or the sentences decoded at once (--batch-size, "
+        f"beam search over {sentences} sentences with {{beam}} {beam}",
+        "lower {beam}, or the sentences decoded at once ({batch_size}, "
         "eval.batch_sentences)",
     )
 

@@ -8,7 +8,7 @@ from contextlib import nullcontext
 
 import torch
 
-from seq2seq.errors import UserError
+from seq2seq.errors import SettingError, literal
 
 
 def pick_device(name: str, keep_freed: bool = True) -> torch.device:
@@ -17,9 +17,11 @@ def pick_device(name: str, keep_freed: bool = True) -> torch.device:
     set up (:func:`keep_freed_memory`; ``keep_freed=False`` leaves glibc's
     defaults, for the benchmark that measures the difference)."""
     if name not in ("auto", "cpu", "cuda"):
-        raise UserError(f"--device {name}: choose auto, cpu or cuda")
+        raise SettingError(f"{{device}} {literal(name)}: choose auto, cpu or cuda")
     if name == "cuda" and not torch.cuda.is_available():
-        raise UserError("--device cuda: no CUDA device is available; use --device cpu")
+        raise SettingError(
+            "{device} cuda: no CUDA device is available; use {device} cpu"
+        )
     if keep_freed:
         keep_freed_memory()
     if name == "auto":
@@ -89,10 +91,11 @@ def check_fits(need: int, device: torch.device, what: str, fix: str) -> None:
     """Refuse work whose estimated memory ``need`` (bytes) exceeds what the
     device has free, before it starts: an allocation that fails half-way
     through ends in the allocator's traceback, or, near the machine's size,
-    in minutes of swapping and the kernel's OOM killer."""
+    in minutes of swapping and the kernel's OOM killer. ``what`` and ``fix``
+    are :class:`SettingError` templates."""
     have = available_bytes(device)
     if have is not None and need > have:
-        raise UserError(
+        raise SettingError(
             f"{what} needs about {need / 2**30:.1f} GiB, and {device.type} has "
             f"{have / 2**30:.1f} GiB available; {fix}"
         )

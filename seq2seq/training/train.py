@@ -22,7 +22,7 @@ from seq2seq import run
 from seq2seq.config import Config, save_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
-from seq2seq.errors import UserError
+from seq2seq.errors import SettingError, UserError, literal
 from seq2seq.files import exclusive
 from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.results import TrainingState
@@ -47,12 +47,16 @@ def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
         raise UserError(f"{run_dir} is a file, not a run folder; choose another name")
     if run_dir.exists() and any(run_dir.iterdir()):
         if not overwrite:
-            raise UserError(
-                f"{run_dir} already exists; pass --resume {run_dir} to continue it, "
-                "--overwrite to replace it, or --set name=<new name>"
+            here = literal(run_dir)
+            raise SettingError(
+                f"{here} already exists; pass {{resume}} {here} to continue it, "
+                "{overwrite} to replace it, or {set} name=<new name>"
             )
         if why := deletable(run_dir, Path(cfg.runs_dir)):
-            raise UserError(f"--overwrite {run_dir}: refused, nothing deleted: {why}")
+            raise SettingError(
+                f"{{overwrite}} {literal(run_dir)}: refused, nothing deleted: "
+                + literal(why)
+            )
         shutil.rmtree(run_dir)  # train() holds it: no other process uses it
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
@@ -178,9 +182,9 @@ def resume(
     cfg = load_resume_config(run_dir, overrides or [])
     path = run.checkpoint_file(run_dir, "last")
     if not path.is_file():
-        raise UserError(
-            f"{run_dir}: nothing to resume (no last.pt: it stopped before its first "
-            "checkpoint); start it again with --config ... --overwrite"
+        raise SettingError(
+            f"{literal(run_dir)}: nothing to resume (no last.pt: it stopped before "
+            "its first checkpoint); start it again with {config} ... {overwrite}"
         )
     payload = load_checkpoint(path)
     tokenizer = run_tokenizer(run_dir)
@@ -191,9 +195,9 @@ def resume(
         raise UserError(f"{path}: holds no training state; it cannot be resumed")
     state = TrainingState.from_dict(payload["state"])
     if state.finished and payload["config"]["train"] == to_dict(cfg)["train"]:
-        raise UserError(
-            f"{run_dir} finished at step {state.step}; to train on, "
-            "raise the budget, e.g. --set train.max_steps=N (or max_epochs)"
+        raise SettingError(
+            f"{literal(run_dir)} finished at step {state.step}; to train on, "
+            "raise the budget, e.g. {set} train.max_steps=N (or max_epochs)"
         )
     with (
         process_group(pick_device(device_name)) as ranks,
