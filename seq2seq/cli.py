@@ -326,7 +326,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 def check_probe_plot(args: argparse.Namespace) -> None:
     """--plot may not be a folder, an unknown format, or any file the probe
     reads (the checkpoint named by path, every run's corpus files)."""
-    from seq2seq.config import load_run_config
+    from seq2seq.training.checkpoint import load_run_config
 
     if args.plot.is_dir():
         raise UserError(f"--plot {args.plot}: a folder; give a .png file name")

@@ -381,39 +381,6 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
         raise UserError(f"{path}: {err}") from None
 
 
-def load_run_config(run_dir: Path) -> Config:
-    """A run's saved config, its corpus found. Relative corpus paths are
-    relative to the folder training ran in: read from the working folder when
-    the files are there (as ``train`` read them), else from the nearest folder
-    above the run folder that has them, so that a run opens from a notebook's
-    folder or from inside ``runs/``. Left as written when neither has them
-    (the error then names the path as the config spells it)."""
-    cfg = load_config(run.config_file(run_dir))
-    probe = Path(cfg.data.val.src)
-    if probe.is_absolute() or probe.exists():
-        return cfg
-    for folder in Path(run_dir).resolve().parents:
-        if (folder / probe).exists():
-            return dataclasses.replace(cfg, data=corpus_under(cfg.data, folder))
-    return cfg
-
-
-def corpus_under(data: DataConfig, folder: Path) -> DataConfig:
-    """``data`` with every relative corpus path read from ``folder``."""
-
-    def moved(files: SplitFiles) -> SplitFiles:
-        def at(path: str) -> str:
-            return str(folder / path)  # an absolute path stays as it is
-
-        align = None if files.align is None else at(files.align)
-        return SplitFiles(at(files.src), at(files.tgt), align)
-
-    test = None if data.test is None else moved(data.test)
-    return dataclasses.replace(
-        data, train=moved(data.train), val=moved(data.val), test=test
-    )
-
-
 # What ``--resume`` may change: how long to train, never what is trained.
 RESUMABLE = (
     "train.max_steps",

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 from conftest import REPO
 
 from seq2seq.config import load_config
 from seq2seq.errors import UserError
-from seq2seq.training.checkpoint import check_matches, load_checkpoint
+from seq2seq.run import config_file
+from seq2seq.training.checkpoint import check_matches, load_checkpoint, load_run_config
 from seq2seq.typed_yaml import to_dict
 
 
@@ -72,3 +75,24 @@ def test_checkpoint_from_before_a_new_key_still_matches(tmp_path: Path) -> None:
     older["model"]["rnn_init"] = "xavier"
     with pytest.raises(UserError, match="model.rnn_init='xavier'"):
         check_matches(payload, cfg, "abc", tmp_path / "best.pt", "model")
+
+
+def test_a_run_opens_from_another_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative corpus paths are found above the run folder when the working
+    folder lacks them; they stay as written when the working folder has them,
+    or when nothing has them."""
+    shutil.copytree(REPO / "tests" / "fixtures" / "saved_run", tmp_path / "saved")
+    run_dir = tmp_path / "saved" / "additive"
+    written = yaml.safe_load(config_file(run_dir).read_text())["data"]["val"]["src"]
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    found = load_run_config(run_dir).data
+    assert found.val.src == str(tmp_path / "saved" / written)
+    assert found.test is not None and Path(found.test.tgt).is_file()
+    monkeypatch.chdir(tmp_path / "saved")
+    assert load_run_config(Path("additive")).data.val.src == written
+    shutil.rmtree(tmp_path / "saved" / Path(written).parts[0])
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert load_run_config(run_dir).data.val.src == written

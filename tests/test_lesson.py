@@ -16,14 +16,12 @@ import yaml
 from conftest import REPO, tiny_additive
 
 from seq2seq import modes
-from seq2seq.config import load_run_config
 from seq2seq.errors import UserError
 from seq2seq.lab.experiment import load_experiment, plan
 from seq2seq.lesson.alignments import forced_alignments
 from seq2seq.lesson.checkout import LESSON_FILE, Checkout
 from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.lesson.names import plain_name
-from seq2seq.run import config_file
 
 NOTEBOOKS = REPO / "docs" / "notebooks"
 
@@ -99,27 +97,6 @@ def test_the_notebooks_runs_are_the_ones_the_checkout_makes(
         home.experiment(LESSON_FILE)
     assert "error: data/lesson/train.en: file not found" in capsys.readouterr().out
     assert not (root / "docs" / "notebooks" / "runs").exists()
-
-
-def test_a_run_opens_from_another_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Relative corpus paths are found above the run folder when the working
-    folder lacks them; they stay as written when the working folder has them,
-    or when nothing has them."""
-    shutil.copytree(REPO / "tests" / "fixtures" / "saved_run", tmp_path / "saved")
-    run_dir = tmp_path / "saved" / "additive"
-    written = yaml.safe_load(config_file(run_dir).read_text())["data"]["val"]["src"]
-    (tmp_path / "elsewhere").mkdir()
-    monkeypatch.chdir(tmp_path / "elsewhere")
-    found = load_run_config(run_dir).data
-    assert found.val.src == str(tmp_path / "saved" / written)
-    assert found.test is not None and Path(found.test.tgt).is_file()
-    monkeypatch.chdir(tmp_path / "saved")
-    assert load_run_config(Path("additive")).data.val.src == written
-    shutil.rmtree(tmp_path / "saved" / Path(written).parts[0])
-    monkeypatch.chdir(tmp_path / "elsewhere")
-    assert load_run_config(run_dir).data.val.src == written
 
 
 def test_the_lesson_works_from_an_installed_package(tmp_path: Path) -> None:

@@ -67,7 +67,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from IPython.display import display
 
-from seq2seq.config import load_run_config
 from seq2seq.data.corpus import load_split
 from seq2seq.lab.demo import DEMO_FILE, bottleneck_shape
 from seq2seq.lab.evaluate import saved_evaluation
@@ -77,6 +76,7 @@ from seq2seq.lesson.checkout import Checkout
 from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.lesson.names import plain_name
 from seq2seq.results import PositionScore
+from seq2seq.training.checkpoint import load_run_config
 from seq2seq.training.figures import (
     FORCED_ROWS,
     bleu_length_figure,

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from seq2seq import run
-from seq2seq.config import SplitFiles, load_config, load_run_config
+from seq2seq.config import SplitFiles, load_config
 from seq2seq.data.corpus import eval_split, load_split, split_files
 from seq2seq.data.parallel import Split, read_lines
 from seq2seq.errors import UserError
@@ -35,6 +35,7 @@ from seq2seq.results import (
     VsBaseline,
 )
 from seq2seq.training.board import Board
+from seq2seq.training.checkpoint import load_run_config
 from seq2seq.training.figures import bleu_length_figure
 from seq2seq.training.metrics import length_buckets, paired_bootstrap
 from seq2seq.training.validate import read_history

@@ -10,7 +10,7 @@ continue bit for bit: optimizer, schedule, counters and every RNG state.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from seq2seq import run
-from seq2seq.config import Config, load_run_config
+from seq2seq.config import Config, DataConfig, SplitFiles, load_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import run_tokenizer
 from seq2seq.errors import SettingError, UserError, first_line, literal
@@ -168,6 +168,37 @@ class OpenedRun:
 
     def probe_file(self, split: str, suffix: str = ".json") -> Path:
         return run.probe_file(self.path, split, suffix)
+
+
+def load_run_config(run_dir: Path) -> Config:
+    """A run's saved config, its corpus found. Relative corpus paths are
+    relative to the folder training ran in: read from the working folder when
+    the files are there (as ``train`` read them), else from the nearest folder
+    above the run folder that has them, so that a run opens from a notebook's
+    folder or from inside ``runs/``. Left as written when neither has them
+    (the error then names the path as the config spells it)."""
+    cfg = load_config(run.config_file(run_dir))
+    probe = Path(cfg.data.val.src)
+    if probe.is_absolute() or probe.exists():
+        return cfg
+    for folder in Path(run_dir).resolve().parents:
+        if (folder / probe).exists():
+            return replace(cfg, data=corpus_under(cfg.data, folder))
+    return cfg
+
+
+def corpus_under(data: DataConfig, folder: Path) -> DataConfig:
+    """``data`` with every relative corpus path read from ``folder``."""
+
+    def moved(files: SplitFiles) -> SplitFiles:
+        def at(path: str) -> str:
+            return str(folder / path)  # an absolute path stays as it is
+
+        align = None if files.align is None else at(files.align)
+        return SplitFiles(at(files.src), at(files.tgt), align)
+
+    test = None if data.test is None else moved(data.test)
+    return replace(data, train=moved(data.train), val=moved(data.val), test=test)
 
 
 def open_run(
