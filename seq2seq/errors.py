@@ -6,6 +6,8 @@ exits with status 2, without a traceback (``--debug`` shows it); the scripts
 in ``scripts/`` do the same through :func:`run_script`.
 """
 
+from __future__ import annotations
+
 import errno
 import os
 import sys
@@ -32,6 +34,9 @@ class SettingError(UserError):
     def worded(self, spell: Callable[[str], str]) -> str:
         return self.template.format_map(_Spelled(spell))
 
+    def __reduce__(self) -> tuple[type[SettingError], tuple[str]]:
+        return SettingError, (self.template,)  # pickled and copied as made
+
     def as_option(self) -> str:
         """The message with each setting as its command-line option."""
         return self.worded(lambda name: "--" + name.replace("_", "-"))
@@ -44,6 +49,12 @@ class _Spelled(dict[str, str]):
 
     def __missing__(self, name: str) -> str:
         return self.spell(name)
+
+
+def worded(err: Exception) -> str:
+    """``err``'s message as the lab's command line tells it: a setting by its
+    option (the CLI, the scripts and the explorer's page it serves)."""
+    return err.as_option() if isinstance(err, SettingError) else str(err)
 
 
 def literal(value: object) -> str:
@@ -111,9 +122,7 @@ def exit_status(err: Exception, debug: bool = False) -> int | None:
             "the model's sizes, --beam or --batch-size"
         )
     else:
-        line = os_error(err) if isinstance(err, OSError) else str(err)
-        if isinstance(err, SettingError):
-            line = err.as_option()  # the CLI's and the scripts' words
+        line = os_error(err) if isinstance(err, OSError) else worded(err)
     print(f"error: {line}", file=sys.stderr)
     return 2
 

@@ -91,6 +91,13 @@ def test_a_run_opens_from_another_folder(
     found = load_run_config(run_dir).data
     assert found.val.src == str(tmp_path / "saved" / written)
     assert found.test is not None and Path(found.test.tgt).is_file()
+    # runs/ a link to scratch space: the corpus is beside the link, not there
+    (tmp_path / "scratch").mkdir()
+    shutil.move(tmp_path / "saved" / "additive", tmp_path / "scratch")
+    (tmp_path / "saved" / "runs").symlink_to(tmp_path / "scratch")
+    linked = load_run_config(tmp_path / "saved" / "runs" / "additive").data
+    assert linked.val.src == str(tmp_path / "saved" / written)
+    shutil.move(tmp_path / "scratch" / "additive", tmp_path / "saved")
     monkeypatch.chdir(tmp_path / "saved")
     assert load_run_config(Path("additive")).data.val.src == written
     shutil.rmtree(tmp_path / "saved" / Path(written).parts[0])

@@ -44,6 +44,10 @@ def test_a_missing_split_names_the_setting(tmp_path: Path) -> None:
         split_files(data_config(tmp_path), "test")
     assert str(err.value).startswith("split test: the config has no data.test;")
     assert err.value.as_option().startswith("--split test: the config has no")
+    with pytest.raises(
+        SettingError, match=r"^split v\{x\}: the config has no data.v\{x\};"
+    ):
+        split_files(data_config(tmp_path), "v{x}")  # braces in a name kept
 
 
 def test_training_reads_train_val_and_test_only_when_given(tmp_path: Path) -> None:

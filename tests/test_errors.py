@@ -3,7 +3,9 @@ whoever set it, the system's refusals with what to do, and the exit status."""
 
 from __future__ import annotations
 
+import copy
 import errno
+import pickle
 import shutil
 import subprocess
 import sys
@@ -35,6 +37,13 @@ def test_values_with_braces_stay_as_they_are() -> None:
     err = SettingError(f"{{out}} {literal('a{b}.png')}: refused")
     assert str(err) == "out a{b}.png: refused"
     assert err.as_option() == "--out a{b}.png: refused"
+
+
+def test_a_setting_error_survives_pickling_and_copying() -> None:
+    err = SettingError(f"{{split}} {literal('v{0}')}: no data.{literal('v{0}')}")
+    for again in (pickle.loads(pickle.dumps(err)), copy.copy(err)):
+        assert str(again) == str(err) == "split v{0}: no data.v{0}"
+        assert again.as_option() == "--split v{0}: no data.v{0}"
 
 
 def test_exit_status_prints_the_options_words(

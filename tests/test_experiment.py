@@ -13,6 +13,7 @@ import pytest
 import torch
 from conftest import REPO, tiny_overrides
 
+from seq2seq import files
 from seq2seq.config import load_config
 from seq2seq.data.synth import write_corpus
 from seq2seq.errors import UserError
@@ -21,6 +22,7 @@ from seq2seq.lab.experiment import (
     Job,
     commands,
     experiment,
+    experiment_in,
     load_experiment,
     plan,
     run_jobs,
@@ -319,3 +321,36 @@ def test_a_split_the_config_has_no_files_for_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="scores test_joined, but this config has no"):
         Job(config, 1, tmp_path / "run").check(["val", "test_joined"])
     Job(config, 1, tmp_path / "run").check(["val"])  # val alone: fine
+
+
+def test_an_interrupted_experiment_in_a_folder_stops_its_jobs(
+    tmp_path: Path, capsys
+) -> None:
+    """experiment_in (the lesson's way to train from a notebook's folder): a
+    Ctrl-C or kernel interrupt while a job trains reaches the child once,
+    and the child stops its job; nothing is left holding the run."""
+    spec = json.loads(write_experiment(tmp_path).read_text())
+    spec["configs"], spec["jobs"] = spec["configs"][:1], 1
+    spec["overrides"] += ["train.max_steps=100000", "train.val_every=100000"]
+    path = tmp_path / "long.yaml"
+    path.write_text(json.dumps(spec))
+    run_dir = tmp_path / "runs" / "tiny" / "none-s1"
+
+    def interrupt_once_training() -> None:
+        for _ in range(600):  # the job holds its run folder once it trains
+            if run_dir.is_dir() and files.busy(run_dir):
+                break
+            time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    thread = threading.Thread(target=interrupt_once_training)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            experiment_in(tmp_path, path)
+    finally:
+        thread.join()
+        signal.signal(signal.SIGINT, previous)
+    assert files.busy(run_dir) == ""
+    assert "stopped 1 running job(s)" in capsys.readouterr().out

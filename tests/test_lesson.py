@@ -48,15 +48,24 @@ def test_the_lesson_file_with_the_defaults_is_the_shipped_one(tmp_path: Path) ->
     assert yaml.safe_load(out.read_text(encoding="utf-8")) == shipped
 
 
-def test_the_lesson_file_moves_the_corpus_and_picks_modes(tmp_path: Path) -> None:
-    home = Checkout(REPO)
+def fake_checkout(root: Path) -> Path:
+    """``root`` holding a copy of the configs: a checkout to train nothing in."""
+    shutil.copytree(REPO / "configs", root / "configs")
+    (root / "docs" / "notebooks").mkdir(parents=True)
+    return root
+
+
+def test_the_lesson_file_moves_the_corpus_and_picks_modes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = fake_checkout(tmp_path / "checkout")
+    monkeypatch.chdir(root / "docs")
+    home = Checkout(Path(".."))  # a relative root is read as it was meant
+    assert home.root == root
     corpus, runs = tmp_path / "corpus", tmp_path / "runs"
     out = home.lesson_file(Path("l.yaml"), corpus, runs, ["none"])  # under root
-    try:
-        written = yaml.safe_load(out.read_text(encoding="utf-8"))
-    finally:
-        out.unlink()
-    assert out == REPO / "l.yaml" and written["runs_dir"] == str(runs)
+    written = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert out == root / "l.yaml" and written["runs_dir"] == str(runs)
     assert written["configs"] == ["configs/synth_ende/none.yaml"]
     assert f"data.train.src={corpus}/train.en" in written["overrides"]
     with pytest.raises(UserError, match="no config for dot; it has none, context"):
@@ -70,13 +79,6 @@ def test_run_dirs_are_the_checkouts_from_any_folder(
     dirs = Checkout.find().run_dirs(LESSON_FILE)
     assert dirs["additive"] == REPO / "runs" / "lesson" / "additive-s1"
     assert set(dirs) == {"none", "context", "hard", "additive"}
-
-
-def fake_checkout(root: Path) -> Path:
-    """``root`` holding a copy of the configs: a checkout to train nothing in."""
-    shutil.copytree(REPO / "configs", root / "configs")
-    (root / "docs" / "notebooks").mkdir(parents=True)
-    return root
 
 
 def test_the_notebooks_runs_are_the_ones_the_checkout_makes(

@@ -35,8 +35,8 @@ def split_files(cfg: DataConfig, name: str) -> SplitFiles:
     files = {"val": cfg.val, "test": cfg.test}.get(base)
     if files is None:
         raise SettingError(
-            f"{{split}} {literal(name)}: the config has no data.{base}; choose "
-            "val, test, val_joined or test_joined"
+            f"{{split}} {literal(name)}: the config has no data.{literal(base)}; "
+            "choose val, test, val_joined or test_joined"
         )
     return files
 

@@ -31,6 +31,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -370,22 +371,38 @@ def experiment_in(folder: Path, path: Path) -> None:
     its output passed on line by line: what a terminal there would print,
     with the same run folders, configs and tables (the lesson runs the
     checkout's experiments from a notebook's folder this way). Stopped, it
-    stops the child as Ctrl-C would (the child stops its jobs)."""
+    stops the child as Ctrl-C would, once (the child stops its jobs): the
+    child has its own session, so a Ctrl-C or a kernel interrupt reaches it
+    only through this. PYTHONSAFEPATH keeps ``folder`` off the children's
+    import path, so they run the package this process runs (an installed
+    wheel, say), not the source that lies in ``folder``."""
+    path = Path(path).resolve()  # the child starts elsewhere
     command = [sys.executable, "-m", "seq2seq", "experiment", str(path)]
     child = subprocess.Popen(
         command,
         cwd=folder,
+        env=os.environ | {"PYTHONSAFEPATH": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,
     )
+    assert child.stdout is not None
     try:
-        assert child.stdout is not None
         for line in child.stdout:
             print(line, end="", flush=True)
     except BaseException:
-        child.send_signal(signal.SIGINT)
-        child.wait()
+        child.send_signal(signal.SIGINT)  # once; it then stops its jobs
+        # its last lines say what it stopped; a second Ctrl-C must not cut them
+        ignoring = (
+            [signal.SIGINT]
+            if threading.current_thread() is threading.main_thread()
+            else []
+        )
+        with _handling(ignoring, signal.SIG_IGN):
+            for line in child.stdout:
+                print(line, end="", flush=True)
+            child.wait()
         raise
     if child.wait() != 0:
         raise UserError(f"{path}: seq2seq experiment failed in {folder} (see above)")

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, worded
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.model.search import GREEDY
 from seq2seq.results import Bucket
@@ -94,7 +94,7 @@ class Curve:
                     self.runs.append(result)
         except UserError as err:
             with self.lock:
-                self.error = str(err)
+                self.error = worded(err)
         except Exception as err:  # the page must hear of it, not wait forever
             with self.lock:
                 self.error = f"the curve failed: {type(err).__name__}: {err}"

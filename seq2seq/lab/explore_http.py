@@ -22,7 +22,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from seq2seq.errors import UserError
+from seq2seq.errors import UserError, worded
 from seq2seq.lab.explore import Busy, Explorer
 from seq2seq.lab.explore_curve import SAMPLE, Curve
 from seq2seq.lab.explore_page import PAGE
@@ -67,7 +67,7 @@ class Handler(BaseHTTPRequestHandler):
         except Busy as err:
             self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(err)})
         except UserError as err:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": str(err)})
+            self._json(HTTPStatus.BAD_REQUEST, {"error": worded(err)})
         except Exception as err:  # a bug: the page says so, the server goes on
             traceback.print_exc()
             message = f"internal error ({type(err).__name__}: {err}); see the terminal"

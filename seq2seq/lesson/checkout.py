@@ -43,6 +43,9 @@ class Checkout:
 
     root: Path
 
+    def __post_init__(self) -> None:  # the children start there, not here
+        object.__setattr__(self, "root", Path(self.root).resolve())
+
     @classmethod
     def find(cls, start: Path | None = None) -> Checkout:
         """The first folder at or above ``start`` (the working folder by
@@ -66,8 +69,8 @@ class Checkout:
         when it is inside, else absolute. A run's config records it, so runs
         made here and from a terminal in the checkout compare equal."""
         full = self.path(path).resolve()
-        if full.is_relative_to(self.root.resolve()):
-            return str(full.relative_to(self.root.resolve()))
+        if full.is_relative_to(self.root):
+            return str(full.relative_to(self.root))
         return str(full)
 
     def config(self, path: str | Path, overrides: Sequence[str] = ()) -> Config:

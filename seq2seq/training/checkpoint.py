@@ -181,7 +181,8 @@ def load_run_config(run_dir: Path) -> Config:
     probe = Path(cfg.data.val.src)
     if probe.is_absolute() or probe.exists():
         return cfg
-    for folder in Path(run_dir).resolve().parents:
+    above = [*Path(run_dir).absolute().parents, *Path(run_dir).resolve().parents]
+    for folder in dict.fromkeys(above):  # as given first (runs/ may be a link)
         if (folder / probe).exists():
             return replace(cfg, data=corpus_under(cfg.data, folder))
     return cfg
