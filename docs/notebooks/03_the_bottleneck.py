@@ -13,7 +13,7 @@
 #
 # *About 20 minutes of reading. The first code cell reads the two runs of
 # `make demo` in seconds if you have run it; if not, it trains them first,
-# the demo's 4-12 minutes on 2 CPU cores (by the CPU), and tells you so. The
+# the demo's 3.5-12 minutes on 2 CPU cores (by the CPU), and tells you so. The
 # second part trains four small runs the first time (3-10 minutes). Re-running
 # the notebook takes a minute.*
 #
@@ -108,7 +108,7 @@ PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 
 # %% tags=["bottleneck-table"]
 if not all(p.joinpath("best.pt").is_file() for p in home.run_dirs(DEMO).values()):
-    print("The demo's runs are not there yet: training them now (4-12 minutes).")
+    print("The demo's runs are not there yet: training them now (3.5-12 minutes).")
 exp, jobs, results = home.demo(DEMO)
 demo = {r.mode: r for r in results}
 demo_runs = {r.mode: job.run_dir for r, job in zip(results, jobs, strict=True)}
