@@ -70,6 +70,10 @@ def test_the_lesson_file_moves_the_corpus_and_picks_modes(
     assert f"data.train.src={corpus}/train.en" in written["overrides"]
     with pytest.raises(UserError, match="no config for dot; it has none, context"):
         home.lesson_file(tmp_path / "x.yaml", corpus, runs, ["dot"])
+    shipped = (root / LESSON_FILE).read_bytes()
+    with pytest.raises(UserError, match="refused, nothing written: it is the exp"):
+        home.lesson_file(LESSON_FILE, corpus, runs)  # the copy over its source
+    assert (root / LESSON_FILE).read_bytes() == shipped
 
 
 def test_run_dirs_are_the_checkouts_from_any_folder(

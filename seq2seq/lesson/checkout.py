@@ -19,14 +19,14 @@ editable one, and a notebook's runs are the very runs ``make demo`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from seq2seq.config import Config, load_config
 from seq2seq.errors import UserError
-from seq2seq.files import atomic_write
+from seq2seq.files import atomic_write, check_output
 from seq2seq.lab.demo import DEMO_FILE, demo_results
 from seq2seq.lab.experiment import Experiment, Job, experiment_in, load_experiment, plan
 from seq2seq.results import Evaluation
@@ -103,6 +103,7 @@ class Checkout:
                 )
             exp["configs"] = [known[m] for m in modes]
         written = self.path(out)
+        check_output(written, "{out}", [("the experiment file", self.path(source))])
         written.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(written, yaml.safe_dump(exp, sort_keys=False))
         return written
@@ -110,16 +111,12 @@ class Checkout:
     def load_experiment(self, path: str | Path) -> Experiment:
         return load_experiment(self.path(path), self.root)
 
-    def run_dirs(
-        self, path: str | Path, runs_dir: Path | None = None
-    ) -> dict[str, Path]:
+    def run_dirs(self, path: str | Path) -> dict[str, Path]:
         """{config stem: run folder} of an experiment file with one seed: the
-        folders ``seq2seq experiment`` trains (under ``runs_dir`` if given)."""
+        folders ``seq2seq experiment`` trains."""
         exp = self.load_experiment(path)
         if len(exp.seeds) != 1:
             raise UserError(f"{path}: {len(exp.seeds)} seeds; run_dirs takes one")
-        if runs_dir is not None:
-            exp = replace(exp, runs_dir=str(self.path(runs_dir)))
         return {job.config.stem: job.run_dir for job in plan(exp)}
 
     def experiment(self, path: str | Path) -> None:
