@@ -188,6 +188,6 @@ for lo, hi in ((1, 10), (11, 20), (21, 30)):
 
 # %% [markdown]
 # **Try it:** run the ablations on the `hard` run
-# (`run_dirs(exp_file)["hard"]`). Its weights are one-hot by construction:
+# (`home.run_dirs(exp_file)["hard"]`). Its weights are one-hot by construction:
 # which ablation hurts it most, and why does `uniform` hurt a hard model in a
 # different way?

@@ -60,9 +60,9 @@ def demo_results(
     jobs = plan(exp)
     if not all(job.done(exp.splits) for job in jobs):
         train_src = Path(jobs[0].resolved().data.train.src)
-        if not current_corpus((root or Path()) / train_src):
-            folder = (root or Path()) / train_src.parent
-            manifest = write_corpus(folder, seed=SHIPPED_SEED)
+        base = root or Path()  # where the config's relative paths start
+        if not current_corpus(base / train_src):
+            manifest = write_corpus(base / train_src.parent, seed=SHIPPED_SEED)
             counts = ", ".join(
                 f"{k} {v['lines']:,}" for k, v in manifest["splits"].items()
             )

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -389,8 +389,7 @@ def experiment_in(folder: Path, path: Path) -> None:
     )
     assert child.stdout is not None
     try:
-        for line in child.stdout:
-            print(line, end="", flush=True)
+        _relay(child.stdout)
     except BaseException:
         child.send_signal(signal.SIGINT)  # once; it then stops its jobs
         # its last lines say what it stopped; a second Ctrl-C must not cut them
@@ -400,12 +399,16 @@ def experiment_in(folder: Path, path: Path) -> None:
             else []
         )
         with _handling(ignoring, signal.SIG_IGN):
-            for line in child.stdout:
-                print(line, end="", flush=True)
+            _relay(child.stdout)
             child.wait()
         raise
     if child.wait() != 0:
         raise UserError(f"{path}: seq2seq experiment failed in {folder} (see above)")
+
+
+def _relay(lines: Iterable[str]) -> None:
+    for line in lines:
+        print(line, end="", flush=True)
 
 
 def free(jobs: list[Job]) -> list[Job]:

@@ -191,12 +191,9 @@ def load_run_config(run_dir: Path) -> Config:
 def corpus_under(data: DataConfig, folder: Path) -> DataConfig:
     """``data`` with every relative corpus path read from ``folder``."""
 
-    def moved(files: SplitFiles) -> SplitFiles:
-        def at(path: str) -> str:
-            return str(folder / path)  # an absolute path stays as it is
-
-        align = None if files.align is None else at(files.align)
-        return SplitFiles(at(files.src), at(files.tgt), align)
+    def moved(files: SplitFiles) -> SplitFiles:  # an absolute path stays as it is
+        align = None if files.align is None else str(folder / files.align)
+        return SplitFiles(str(folder / files.src), str(folder / files.tgt), align)
 
     test = None if data.test is None else moved(data.test)
     return replace(data, train=moved(data.train), val=moved(data.val), test=test)
