@@ -349,12 +349,23 @@ def check_probe_plot(args: argparse.Namespace) -> None:
 def explore_command(args: argparse.Namespace) -> None:
     from seq2seq.lab.explore import Explorer
     from seq2seq.lab.explore_http import server
+    from seq2seq.lab.explore_request import is_loopback
 
     explorer = Explorer(args.run_dirs, args.device)
     httpd = server(explorer, args.host, args.port, args.sample)
     host, port = str(httpd.server_address[0]), httpd.server_address[1]
     names = ", ".join(r.name for r in explorer.runs)
-    print(f"serving {names} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"serving {names} at http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
+    if not is_loopback(args.host):
+        print(
+            f"warning: --host {args.host} is not a loopback address: anyone who "
+            f"can reach it on port {port} can use these models on this machine; "
+            "to share the page, keep the default and tunnel to it (ssh -L "
+            f"{port}:localhost:{port} THIS-MACHINE; docs/explore.md)",
+            file=sys.stderr,
+            flush=True,
+        )
     if explorer.test_note:
         print(f"note: {explorer.test_note}", flush=True)
     try:

@@ -188,12 +188,25 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "seq2seq"
 
 
-def lock_file(folder: Path) -> Path:
-    """Where :func:`exclusive` keeps ``folder``'s lock: in the cache, named by
-    the folder's real path, so that it exists before the folder does and
-    outlives deleting and remaking it (``--overwrite``)."""
+def lock_file(folder: Path, role: str = "") -> Path:
+    """Where :func:`exclusive` keeps ``folder``'s lock (and :func:`reading`
+    its readers', ``role`` "readers"): in the cache, named by the folder's
+    real path, so that it exists before the folder does and outlives
+    deleting and remaking it (``--overwrite``). A file's path names a lock
+    of its own the same way."""
     key = hashlib.sha256(str(resolved(folder, "folder")).encode()).hexdigest()
-    return cache_dir() / "locks" / f"{key[:24]}.lock"
+    return cache_dir() / "locks" / f"{key[:24]}{'.' + role if role else ''}.lock"
+
+
+def open_lock(path: Path, folder: Path) -> int:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as err:
+        raise UserError(
+            f"{path}: cannot make the lock that keeps {folder} to one process "
+            f"({err.strerror}); set {CACHE_ENV} to a writable folder"
+        ) from None
 
 
 @contextmanager
@@ -208,14 +221,7 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
     if not take or path in _HELD:
         yield
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as err:
-        raise UserError(
-            f"{path}: cannot make the lock that keeps {folder} to one process "
-            f"({err.strerror}); set {CACHE_ENV} to a writable folder"
-        ) from None
+    fd = open_lock(path, folder)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -233,6 +239,47 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
             _HELD.discard(path)
     finally:
         os.close(fd)  # releases the lock
+
+
+@contextmanager
+def reading(run_dir: Path) -> Iterator[None]:
+    """Read ``run_dir`` (and write files of one's own into it) beside its
+    training: evaluate and probe hold this shared lock, any number at once,
+    and :func:`deleting` refuses to delete the folder meanwhile. The files
+    a reader writes are held apart (:func:`exclusive` on each file's path):
+    training replaces its checkpoints whole (atomic_write), so a reader
+    loads the one before or the one after, never half of one."""
+    fd = open_lock(lock_file(run_dir, "readers"), run_dir)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(
+                f"{run_dir}: being deleted and made anew (seq2seq train "
+                "--overwrite); run this again once its training has begun"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def deleting(run_dir: Path) -> Iterator[None]:
+    """Hold off :func:`reading` while ``run_dir`` is deleted; refused while
+    an evaluation or a probe reads it."""
+    fd = open_lock(lock_file(run_dir, "readers"), run_dir)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SettingError(
+                f"{{overwrite}} {literal(run_dir)}: refused, nothing deleted: a "
+                "seq2seq evaluate or probe is reading it; wait for it to end, "
+                "then run this again"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def holder(fd: int) -> str:

@@ -211,3 +211,50 @@ def snapshot(folder: Path) -> dict[str, str]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
+
+
+class Tunnel:
+    """What ``ssh -L PORT:localhost:TARGET`` does, on one machine: every
+    connection to localhost:``port`` is relayed, bytes unchanged both ways, to
+    127.0.0.1:``target`` (the browser then names localhost:PORT in Host)."""
+
+    def __init__(self, target: int) -> None:
+        import socket
+        import threading
+
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            far = socket.create_connection(("127.0.0.1", self.target))
+            for a, b in ((near, far), (far, near)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst) -> None:
+        """One direction; its end is passed on as ssh passes it (half-close)."""
+        import socket
+
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.listener.close()

@@ -76,7 +76,6 @@ def test_no_script_imports_another_or_edits_sys_path() -> None:
 # Modules whose tests live in another module's file, and why.
 TESTED_ELSEWHERE = {
     "feeding": "test_recurrence.py",  # the fast paths against the step loop
-    "explore_http": "test_explore.py",  # the explorer is tested over HTTP
     "explore_page": "test_explore_browser.py",  # the page, in a real browser
     "specials": "",  # four constants
 }

@@ -56,8 +56,13 @@ def site(runs: dict[str, Path]) -> Iterator[tuple[str, Explorer]]:
     httpd.server_close()
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 def post(url: str, body: bytes, path: str = "/api/translate") -> tuple[int, dict]:
-    request = urllib.request.Request(f"{url}{path}", data=body, method="POST")
+    request = urllib.request.Request(
+        f"{url}{path}", data=body, method="POST", headers=JSON
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as reply:
             return reply.status, json.loads(reply.read())
@@ -111,7 +116,8 @@ def test_bad_input_gets_a_message_and_the_server_keeps_serving(site) -> None:
         (json.dumps({"text": "a dog", "beam": 0}).encode(), "from 1 to 10"),
         (json.dumps({"text": "a dog", "beam": "5"}).encode(), "from 1 to 10"),
         (json.dumps(["text"]).encode(), '{"text"'),
-        (b"\xff\xfe not json", "not JSON"),
+        (b"\xff\xfe not json", "not UTF-8"),
+        (b'{"text": ', "not JSON"),
     ):
         status, answer = post(url, body)
         assert status == 400 and needle in answer["error"], answer

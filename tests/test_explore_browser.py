@@ -17,6 +17,7 @@ The picture in docs/explore.md is this test's screenshot on the demo's runs:
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import tiny_runs
+from conftest import Tunnel, tiny_runs
 
 from seq2seq.lab.explore import Explorer
 from seq2seq.lab.explore_http import server
@@ -37,6 +38,7 @@ SENTENCE = (
     "after the doctors have come back."
 )
 WAIT = 60  # seconds for an answer: tiny models decode in well under one
+REBOUND = "rebound.test"  # a name "an attacker" points at 127.0.0.1
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or DRIVER is None,
@@ -47,20 +49,26 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Explorer]]:
     named = os.environ.get("EXPLORE_RUNS")
     if named:
         run_dirs = [Path(p) for p in named.split(",")]
     else:
         tiny = tiny_runs(tmp_path_factory.mktemp("browser"), test_pairs=20)
         run_dirs = [tiny["none"], tiny["additive"]]
-    httpd = server(Explorer(run_dirs, "cpu"), "127.0.0.1", 0)
+    explorer = Explorer(run_dirs, "cpu")
+    httpd = server(explorer, "127.0.0.1", 0)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     host, port = httpd.server_address[:2]
-    yield f"http://{host}:{port}"
+    yield f"http://{host}:{port}", explorer
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def site(served: tuple[str, Explorer]) -> str:
+    return served[0]
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +79,8 @@ def browser() -> Iterator[object]:
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
         options.add_argument(flag)  # no display; root in a container
     options.add_argument("--window-size=1400,1400")
+    # DNS rebinding without DNS: the attacker's name answers 127.0.0.1
+    options.add_argument(f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1")
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(DRIVER))
     yield driver
     driver.quit()
@@ -78,7 +88,10 @@ def browser() -> Iterator[object]:
 
 def api(url: str, path: str, body: dict) -> dict:
     request = urllib.request.Request(
-        url + path, data=json.dumps(body).encode(), method="POST"
+        url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=WAIT) as reply:
         return json.loads(reply.read())
@@ -91,6 +104,7 @@ def test_the_page_translates_and_shows_a_tokens_weights(site, browser) -> None:
 
     wait = WebDriverWait(browser, WAIT)
     browser.get(site + "/")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".run .hypothesis")) == 2)
     box = browser.find_element(By.ID, "text")
     box.clear()
     box.send_keys(SENTENCE)
@@ -152,3 +166,114 @@ def test_a_test_line_growing_and_the_curve_in_the_page(site, browser) -> None:
         lambda d: len(d.find_elements(By.CSS_SELECTOR, "table.curve tr[data-run]")) == 2
     )
     assert browser.find_elements(By.CSS_SELECTOR, "svg.curve polyline")
+
+
+def test_the_page_opens_on_its_example_translated_and_drawn(site, browser) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(site + "/")
+    WebDriverWait(browser, WAIT).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, ".run .hypothesis")) == 2
+    )
+    example = browser.find_element(By.ID, "text").get_attribute("value")
+    expected = api(site, "/api/translate", {"text": example, "beam": 1})
+    shown = browser.find_elements(By.CSS_SELECTOR, ".run .hypothesis")
+    assert [e.text for e in shown] == [
+        r["hypothesis"].strip() for r in expected["runs"]
+    ]
+    assert browser.find_elements(By.CSS_SELECTOR, ".run svg.heatmap")  # attention
+    assert browser.find_element(By.ID, "error").text == ""
+
+
+OTHER_PAGE = b"<!doctype html><title>another site</title><p>nothing here</p>"
+ATTACKS = """
+const [target, done] = arguments;
+const body = JSON.stringify({text: "the dog sleeps ."});
+const tries = {
+  simple: () => fetch(target + "/api/translate", {method: "POST", body,
+    headers: {"Content-Type": "text/plain"}}),
+  blind: () => fetch(target + "/api/translate", {method: "POST", body, mode: "no-cors",
+    headers: {"Content-Type": "text/plain"}}),
+  json: () => fetch(target + "/api/translate", {method: "POST", body,
+    headers: {"Content-Type": "application/json"}}),
+  runs: () => fetch(target + "/api/runs"),
+};
+const out = {};
+(async () => {
+  for (const [name, go] of Object.entries(tries)) {
+    try { const r = await go(); out[name] = `${r.type} ${r.status} ${await r.text()}`; }
+    catch (e) { out[name] = "blocked"; }
+  }
+  done(out);
+})();
+"""
+
+
+def test_another_origins_page_can_neither_use_nor_read_it(
+    served, browser, monkeypatch
+) -> None:
+    """A page on another origin (another local port) fetches the explorer's
+    API four ways, as an attacker's page would: nothing is translated and
+    nothing is read."""
+    site, explorer = served
+    calls = []
+    real = explorer.translate
+    monkeypatch.setattr(explorer, "translate", lambda *a: calls.append(a) or real(*a))
+    other = http.server.HTTPServer(("127.0.0.1", 0), OtherSite)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        browser.get(f"http://localhost:{other.server_address[1]}/")
+        browser.set_script_timeout(WAIT)
+        out = browser.execute_async_script(ATTACKS, site)
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert calls == [], calls  # the server decoded nothing
+    for name, seen in out.items():  # and the page read nothing
+        assert seen == "blocked" or seen == "opaque 0 ", (name, seen)
+
+
+class OtherSite(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(OTHER_PAGE)))
+        self.end_headers()
+        self.wfile.write(OTHER_PAGE)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+def test_a_rebound_name_is_refused(site, browser) -> None:
+    """The page under the attacker's name (resolved to 127.0.0.1): the server
+    answers 403 and one line, so a page there reads nothing."""
+    from selenium.webdriver.common.by import By
+
+    port = site.rsplit(":", 1)[1]
+    browser.get(f"http://{REBOUND}:{port}/")
+    text = browser.find_element(By.TAG_NAME, "body").text
+    assert "not this server" in text and "seq2seq explore" not in browser.title
+    browser.get(f"http://{REBOUND}:{port}/api/runs")
+    assert "not this server" in browser.find_element(By.TAG_NAME, "body").text
+
+
+def test_the_page_works_through_a_tunnel(site, browser) -> None:
+    """`ssh -L` to another local port: the page loads and translates."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    tunnel = Tunnel(int(site.rsplit(":", 1)[1]))
+    try:
+        browser.get(f"http://localhost:{tunnel.port}/")
+        WebDriverWait(browser, WAIT).until(
+            lambda d: len(d.find_elements(By.CSS_SELECTOR, ".run .hypothesis")) == 2
+        )
+        browser.find_element(By.ID, "pick").click()
+        WebDriverWait(browser, WAIT).until(
+            lambda d: "reference" in d.find_element(By.ID, "source").text
+        )
+        assert browser.find_element(By.ID, "error").text == ""
+    finally:
+        tunnel.close()

@@ -2,12 +2,15 @@
 processes and real signals: no output the user names may overwrite an input
 or land in a run folder (files.check_output); no two processes write one run
 or data folder at once, and a lock never outlives its process, SIGKILL
-included (files.exclusive)."""
+included (files.exclusive); a run in training is still evaluated and probed,
+each output file held by one process, and never deleted under a reader
+(files.reading)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -116,15 +119,13 @@ def test_a_held_folder_is_refused_and_freed_by_sigkill(tmp_path: Path) -> None:
 
 
 def test_every_writer_of_a_held_run_is_refused(trained: Path, capsys) -> None:
-    """resume, evaluate, probe and --overwrite wait for no one: one line
-    naming the holder, and the run as it was."""
+    """resume and --overwrite wait for no one: one line naming the holder,
+    and the run as it was."""
     other = holder(trained)
     try:
         before = snapshot(trained)
         for argv in (
             ["train", "--resume", str(trained), "--set", "train.max_steps=32"],
-            ["evaluate", str(trained), "--device", "cpu"],
-            ["probe", str(trained), "--sentences", "10", "--epochs", "1"],
             ["train", "--config", str(trained / "config.yaml"), "--overwrite"],
         ):
             assert main(argv) == 2, argv
@@ -134,6 +135,146 @@ def test_every_writer_of_a_held_run_is_refused(trained: Path, capsys) -> None:
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()
+
+
+def test_a_held_run_is_still_evaluated_and_probed(
+    trained: Path, tmp_path: Path, capsys
+) -> None:
+    """Its training holds the run; evaluate and probe read its checkpoint
+    and write their own files, saying which step they scored."""
+    run = copy_run(trained, tmp_path / "runs" / "held")
+    step = files_step(run / "best.pt")
+    other = holder(run)
+    try:
+        assert main(["evaluate", str(run), "--device", "cpu"]) == 0
+        assert f"best at step {step}]" in capsys.readouterr().out
+        argv = ["probe", str(run), "--sentences", "10", "--epochs", "1"]
+        assert main(argv) == 0
+        assert f"step {step}]" in capsys.readouterr().out
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+
+
+def files_step(checkpoint: Path) -> int:
+    from seq2seq.training.checkpoint import saved_step
+
+    step = saved_step(checkpoint)
+    assert step is not None
+    return step
+
+
+def test_two_evaluations_of_one_split_cannot_interleave(
+    trained: Path, tmp_path: Path, capsys
+) -> None:
+    """A process holds eval_test.json: a second evaluation of the test split
+    is refused, naming it, and writes nothing; another decoding, or an
+    ablation that reads the saved scores, goes on. The same for a probe."""
+    run = copy_run(trained, tmp_path / "runs" / "twice")
+    assert main(["evaluate", str(run), "--device", "cpu"]) == 0
+    other = holder(run / "eval_test.json")
+    try:
+        before = snapshot(run)
+        assert main(["evaluate", str(run), "--device", "cpu"]) == 2
+        err = capsys.readouterr().err
+        assert f"eval_test.json: process {other.pid} (a test holder)" in err, err
+        assert snapshot(run) == before
+        assert main(["evaluate", str(run), "--device", "cpu", "--beam", "3"]) == 0
+        assert (run / "eval_test_beam3.json").is_file()
+        # an ablation reads the saved evaluation (whole: it is replaced whole)
+        argv = ["evaluate", str(run), "--device", "cpu", "--ablate", "uniform"]
+        assert main(argv) == 0
+        assert (run / "eval_test_ablate-uniform.json").is_file()
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+    probe_file = run / "probe_test.json"
+    other = holder(probe_file)
+    try:
+        argv = ["probe", str(run), "--sentences", "10", "--epochs", "1"]
+        assert main(argv) == 2
+        assert "probe_test.json: process" in capsys.readouterr().err
+        assert not probe_file.exists()
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+
+
+READ = """
+import sys, time
+from pathlib import Path
+from seq2seq.files import reading
+with reading(Path(sys.argv[1])):
+    print("reading", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_run_being_read_is_not_deleted(trained: Path, tmp_path: Path, capsys):
+    """train --overwrite while an evaluation reads the run: refused, nothing
+    deleted; once the reader ends it goes ahead."""
+    run = copy_run(trained, tmp_path / "runs" / trained.name)  # its config names it
+    proc = subprocess.Popen(
+        [sys.executable, "-c", READ, str(run)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "reading"
+    argv = ["train", "--config", str(run / "config.yaml"), "--overwrite"]
+    try:
+        before = snapshot(run)
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "--overwrite" in err and "is reading it" in err, err
+        assert snapshot(run) == before
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert main([*argv, "--set", "train.max_steps=2"]) == 0
+
+
+def test_a_run_in_training_is_evaluated_beside_it(tmp_path: Path) -> None:
+    """Real processes: a training in the background, four evaluations and a
+    probe of it meanwhile. Each exits 0 and names the step it scored (that of
+    a best.pt the training wrote), and the training goes on undisturbed: its
+    history holds each step once, in order, past the last step scored."""
+    write_corpus(
+        tmp_path / "corpus", seed=5, sizes={"train": 300, "val": 20, "test": 20}
+    )
+    sets = tiny_overrides(tmp_path / "corpus", tmp_path / "runs", "live")
+    sets = [s for s in sets if not s.startswith(("train.max_steps", "train.val_every"))]
+    sets += ["train.max_steps=100000", "train.val_every=5", "train.checkpoint_every=5"]
+    config = str(REPO / "configs/synth_ende/additive.yaml")
+    run = tmp_path / "runs" / "live"
+    training = seq2seq("train", "--config", config, *[f"--set={s}" for s in sets])
+    try:
+        wait_for(lambda: (run / "best.pt").is_file())
+        scored = []
+        for k in range(5):
+            argv = ["evaluate", str(run), "--device", "cpu"]
+            if k == 4:
+                argv = ["probe", str(run), "--sentences", "10", "--epochs", "1"]
+            proc = seq2seq(*argv)
+            out, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err[-2000:]
+            found = re.search(r"at step (\d+)\]|, step (\d+)\]", out)
+            assert found, out
+            scored.append(int(found.group(1) or found.group(2)))
+        assert training.poll() is None  # still training
+        wait_for(lambda: history_steps(run)[-1] > max(scored) + 5)
+    finally:
+        training.send_signal(signal.SIGINT)
+        _, err = training.communicate(timeout=120)
+    assert "Traceback" not in err, err[-3000:]
+    steps = history_steps(run)
+    assert steps == sorted(set(steps)), steps
+    assert set(scored) <= set(steps), (scored, steps)  # a validated best.pt each
+
+
+def history_steps(run: Path) -> list[int]:
+    path = run / "history.jsonl"
+    if not path.is_file():
+        return [0]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(x)["step"] for x in lines if x.endswith("}")] or [0]
 
 
 def experiment_file(tmp_path: Path, steps: int) -> Path:
@@ -240,7 +381,7 @@ def test_ctrl_c_during_evaluate_keeps_the_previous_scores(
     """SIGINT while `evaluate` decodes: the earlier eval_test.json stays as it
     was (it is replaced whole or not at all), and no temporary file is left.
     The test split is made 200,000 lines long first, and the signal sent a
-    second after the evaluation holds the run, so that it lands mid-way on
+    second after the evaluation holds its file, so that it lands mid-way on
     any machine."""
     run = copy_run(trained, tmp_path / "runs" / "big")
     assert main(["evaluate", str(run), "--device", "cpu"]) == 0  # 20 sentences
@@ -255,7 +396,7 @@ def test_ctrl_c_during_evaluate_keeps_the_previous_scores(
     }
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     proc = seq2seq("evaluate", str(run), "--device", "cpu")
-    wait_for(lambda: f"process {proc.pid} " in files.busy(run))
+    wait_for(lambda: f"process {proc.pid} " in files.busy(run / "eval_test.json"))
     time.sleep(1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)

@@ -18,12 +18,17 @@ from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
-from seq2seq.files import atomic_write, exclusive
+from seq2seq.files import atomic_write, exclusive, reading
 from seq2seq.lab.ablate import ablate
 from seq2seq.model.model import Seq2Seq
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import Evaluation
-from seq2seq.training.checkpoint import checkpoint_path, open_run, saved_step
+from seq2seq.training.checkpoint import (
+    OpenedRun,
+    checkpoint_path,
+    open_run,
+    saved_step,
+)
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.device import pick_device
 from seq2seq.training.scoring import forced, text_scores
@@ -36,31 +41,45 @@ def evaluate(
     device_name: str = "auto",
     decoding: Decoding = GREEDY,
     ablation: str | None = None,
+    opened: OpenedRun | None = None,
 ) -> Evaluation:
     """Decode ``split``, score it, write ``eval_<name>.json`` and ``hyp_<name>.txt``
     (name: split, decoding tag, ablation). With ``ablation`` (ablate.py) the
     trained attention weights are replaced while decoding, and the result
-    records the BLEU drop against the same evaluation without it. The run
-    folder is held for the whole evaluation (files.exclusive)."""
-    with exclusive(run_dir, "seq2seq evaluate"):
-        return _evaluate(run_dir, split, checkpoint, device_name, decoding, ablation)
+    records the BLEU drop against the same evaluation without it.
+
+    A run in training can be evaluated: the checkpoint is read whole (the
+    training replaces it whole), the result names its step, and the files
+    written are held for the whole evaluation (files.exclusive on
+    ``eval_<name>.json``), so two evaluations of one name cannot interleave,
+    while training and other evaluations go on (files.reading). A caller
+    that has the run ``opened`` already (the probe) has that checkpoint
+    scored, on its device, whatever the training has saved since."""
+    name = output_name(split, decoding, ablation)
+    with (
+        reading(run_dir),
+        exclusive(run.evaluation_file(run_dir, name), "seq2seq evaluate"),
+    ):
+        if opened is None:
+            opened = open_run(run_dir, checkpoint, pick_device(device_name))
+        return _evaluate(opened, split, decoding, ablation)
+
+
+def output_name(split: str, decoding: Decoding, ablation: str | None) -> str:
+    """What names an evaluation's files: split, decoding tag, ablation."""
+    return split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
 
 
 def _evaluate(
-    run_dir: Path,
-    split: str,
-    checkpoint: str,
-    device_name: str,
-    decoding: Decoding,
-    ablation: str | None,
+    opened: OpenedRun, split: str, decoding: Decoding, ablation: str | None
 ) -> Evaluation:
-    device = pick_device(device_name)
-    opened = open_run(run_dir, checkpoint, device)
     cfg, tok, model = opened.cfg, opened.tok, opened.model
+    run_dir, checkpoint = opened.path, opened.checkpoint
+    device = next(model.parameters()).device
     baseline = None
-    if ablation is not None:
+    if ablation is not None:  # the same weights, before they are ablated
+        baseline = cached_evaluate(run_dir, split, decoding=decoding, opened=opened)
         ablate(model, ablation)
-        baseline = cached_evaluate(run_dir, split, device_name, decoding, checkpoint)
     pairs = load_split(cfg.data, split)
     data = encode(pairs, tok)
     hyps = decode_corpus(
@@ -90,7 +109,7 @@ def _evaluate(
         aer=forced_aer(model, data, tok, device, batch) if gold else None,
         bleu_drop=None if baseline is None else baseline.bleu - scores.bleu,
     )
-    name = split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
+    name = output_name(split, decoding, ablation)
     atomic_write(opened.hypotheses_file(name), "".join(t + "\n" for t in texts))
     atomic_write(opened.evaluation_file(name), result.to_json())
     return result
@@ -111,13 +130,17 @@ def cached_evaluate(
     device_name: str = "auto",
     decoding: Decoding = GREEDY,
     checkpoint: str = "best",
+    opened: OpenedRun | None = None,
 ) -> Evaluation:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
-    is now, else a fresh evaluation."""
-    saved = saved_evaluation(run_dir, split, decoding, checkpoint)
+    is now (or of the step ``opened`` holds), else a fresh evaluation."""
+    if opened is not None:
+        checkpoint = opened.checkpoint
+    step = None if opened is None else opened.step
+    saved = saved_evaluation(run_dir, split, decoding, checkpoint, step)
     if saved is not None:
         return saved
-    return evaluate(run_dir, split, checkpoint, device_name, decoding)
+    return evaluate(run_dir, split, checkpoint, device_name, decoding, opened=opened)
 
 
 def saved_evaluation(
@@ -125,14 +148,19 @@ def saved_evaluation(
     split: str,
     decoding: Decoding = GREEDY,
     checkpoint: str = "best",
+    step: int | None = None,
 ) -> Evaluation | None:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
-    is now; None when there is none, or it is stale."""
+    is now (of ``step``, where the caller has loaded that step); None when
+    there is none, or it is stale."""
     path = run.evaluation_file(run_dir, split + decoding.tag)
     if not path.is_file():
         return None
     result = Evaluation.read(path)
     hyps = run.hypotheses_file(run_dir, split + decoding.tag)
+    if step is not None:
+        same = result.checkpoint == checkpoint and result.step == step
+        return result if same and hyps.is_file() else None
     return result if _current(result, Path(run_dir), hyps, checkpoint) else None
 
 
@@ -155,8 +183,9 @@ def format_result(result: Evaluation) -> str:
     s = result.scores
     ablated = f", {result.ablation} attention" if result.ablation else ""
     aer = f"  AER {result.aer:.3f}" if result.aer is not None else ""
+    at = "" if result.step is None else f", {result.checkpoint} at step {result.step}"
     lines = [
-        f"{result.run} [{result.mode}, {result.params:,} params] "
+        f"{result.run} [{result.mode}, {result.params:,} params{at}] "
         f"{result.split} ({result.decoding}{ablated}): "
         f"BLEU {s.bleu:.2f}  chrF {s.chrf:.2f}{aer}",
         f"  {s.signature}",

@@ -56,6 +56,7 @@ from seq2seq.training.metrics import (
 from seq2seq.training.scoring import forced_weights
 
 MAX_WORDS = 100  # a sentence longer than this is refused before decoding
+MAX_CHARS = 2000  # and one of more characters (100 words of 20 letters)
 MAX_BEAM = 10  # the page offers greedy and beams up to this
 MAX_WAITING = 32  # requests queued behind the one decoding
 MAX_JOIN = 8  # "grow it" joins at most this many consecutive test pairs
@@ -67,6 +68,13 @@ def check_text(text: object) -> str:
         raise UserError("type a sentence first: the text is empty")
     if "\n" in text.strip():
         raise UserError("one sentence at a time: the text holds a line break")
+    if len(text) > MAX_CHARS:
+        raise UserError(
+            f"{len(text)} characters: the explorer takes at most {MAX_CHARS}; "
+            "shorten the sentence"
+        )
+    if any("\ud800" <= c <= "\udfff" for c in text):  # JSON's "\ud800" alone
+        raise UserError("the text holds half a UTF-16 pair, not a character")
     words = len(text.split())
     if words > MAX_WORDS:
         raise UserError(
@@ -108,7 +116,9 @@ class Explorer:
 
     def info(self) -> dict[str, Any]:
         """What the page needs to know first: the runs and the test split."""
-        runs = [{"run": r.name, "mode": r.model.mode} for r in self.runs]
+        runs = [
+            {"run": r.name, "mode": r.model.mode, "step": r.step} for r in self.runs
+        ]
         test = None if self.test is None else {"lines": len(self.test)}
         limits = {"max_words": MAX_WORDS, "max_beam": MAX_BEAM}
         return {"runs": runs, "test": test, "test_note": self.test_note, **limits}

@@ -115,11 +115,12 @@ function drawn(src, tgt, weights, gold, heading) {
     el.addEventListener("mouseenter", () => point(map, src, tgt, weights, Number(el.dataset.i))));
   return map;
 }
-function card(run) {
+function card(run, k) {
   const div = document.createElement("div");
   div.className = "run";
   div.dataset.run = run.run;
-  let head = `<h2>${esc(run.run)} <small>(${esc(run.mode)})</small></h2><p class="hypothesis">${esc(run.hypothesis)}</p>`;
+  const step = info.runs?.[k]?.step;  // answers list the runs as /api/runs does
+  let head = `<h2>${esc(run.run)} <small>(${esc(run.mode)}${step != null ? ", step " + step : ""})</small></h2><p class="hypothesis">${esc(run.hypothesis)}</p>`;
   if (run.bleu !== undefined) head += `<p class="score">sentence BLEU ${run.bleu.toFixed(1)}, chrF ${run.chrf.toFixed(1)}</p>`;
   if (run.unknown) head += `<p class="note">${run.unknown} source subwords are unknown to this model (another script?)</p>`;
   div.innerHTML = head;
@@ -144,18 +145,22 @@ function show(answer) {
   let src = `<p><b>source</b> (${answer.source.split(/\\s+/).length} words${answer.lines ? ", test lines " + answer.lines.join(", ") : ""}): ${esc(answer.source)}</p>`;
   if (answer.reference !== undefined) src += `<p><b>reference</b>: ${esc(answer.reference)}</p>`;
   $("source").innerHTML = src;
-  answer.runs.forEach((run) => $("runs").appendChild(card(run)));
+  answer.runs.forEach((run, k) => $("runs").appendChild(card(run, k)));
 }
 async function ask(path, body) {
   $("error").textContent = "";
-  const reply = await fetch(path, {method: "POST", body: JSON.stringify(body)});
+  const headers = {"Content-Type": "application/json"};  // the server takes JSON only
+  const reply = await fetch(path, {method: "POST", headers, body: JSON.stringify(body)});
   const answer = await reply.json();
   if (!reply.ok) { $("error").textContent = answer.error; return null; }
   return answer;
 }
+let asked = 0;  // the latest translation asked for: an older answer is dropped
 async function translate(path, body) {
+  const mine = ++asked;
   $("runs").innerHTML = "<p>translating...</p>";
   const answer = await ask(path, {...body, beam: Number($("beam").value)});
+  if (mine !== asked) return null;
   if (answer) show(answer); else $("runs").innerHTML = "";
   return answer;
 }
@@ -209,6 +214,7 @@ fetch("/api/runs").then((r) => r.json()).then((got) => {
     document.querySelectorAll(".needs-test").forEach((el) => { el.hidden = true; });
     $("test-note").textContent = info.test_note;
   } else $("line").max = info.test.lines;
+  $("go").click();  // open on the example sentence, translated and drawn
 });
 </script>
 </body>

@@ -31,13 +31,14 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from seq2seq import run
 from seq2seq.config import Config
 from seq2seq.data.batching import bucket_batches, collate
 from seq2seq.data.corpus import build_split, load_split
 from seq2seq.data.parallel import Split
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.data.workspace import Encoded, encode
-from seq2seq.files import atomic_write, exclusive
+from seq2seq.files import atomic_write, exclusive, reading
 from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.model import Seq2Seq
 from seq2seq.results import (
@@ -219,10 +220,15 @@ def probe(
     checkpoint: str = "best",
 ) -> ProbeResult:
     """Run both measurements on ``split``; write probe_<split>.json/.png and
-    TensorBoard scalars into the run (held meanwhile: files.exclusive);
-    return the result."""
-    with exclusive(Path(run_dir), "seq2seq probe"):
-        return _probe(Path(run_dir), split, sentences, epochs, checkpoint)
+    TensorBoard scalars into the run; return the result. A run in training
+    can be probed: its files are held as evaluate holds its own
+    (files.reading, files.exclusive on probe_<split>.json)."""
+    run_dir = Path(run_dir)
+    with (
+        reading(run_dir),
+        exclusive(run.probe_file(run_dir, split), "seq2seq probe"),
+    ):
+        return _probe(run_dir, split, sentences, epochs, checkpoint)
 
 
 def _probe(
@@ -238,7 +244,7 @@ def _probe(
     # the same classifier without the vector: what the position alone predicts
     blind = train_probe(train.without_vectors(), tok.src_vocab_size, epochs)
     blind_hits = correct(blind, test.without_vectors())
-    evaluated = cached_evaluate(run_dir, split, checkpoint=checkpoint)
+    evaluated = cached_evaluate(run_dir, split, opened=opened)  # the same step
     hyps = opened.hypotheses_file(split).read_text(encoding="utf-8").splitlines()
     result = ProbeResult(
         run=str(run_dir),
@@ -283,7 +289,8 @@ def format_probe(result: ProbeResult, every: int = 5) -> str:
     r = result
     return "\n".join(
         [
-            f"{r.run} [{r.mode}, probe on the {r.vector}] "
+            f"{r.run} [{r.mode}, probe on the {r.vector}"
+            f"{'' if r.step is None else f', step {r.step}'}] "
             f"{r.split}: word accuracy {r.accuracy:.3f} "
             f"(position alone: {r.baseline_accuracy:.3f})",
             "  by source length: " + lengths,

@@ -23,7 +23,7 @@ from seq2seq.config import Config, save_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
 from seq2seq.errors import SettingError, UserError, literal
-from seq2seq.files import exclusive
+from seq2seq.files import deleting, exclusive
 from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.results import TrainingState
 from seq2seq.training.checkpoint import check_matches, load_checkpoint
@@ -57,7 +57,8 @@ def prepare_run_dir(cfg: Config, overwrite: bool) -> Path:
                 f"{{overwrite}} {literal(run_dir)}: refused, nothing deleted: "
                 + literal(why)
             )
-        shutil.rmtree(run_dir)  # train() holds it: no other process uses it
+        with deleting(run_dir):  # train() holds it; no evaluation reads it
+            shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir
 
