@@ -197,7 +197,7 @@ def test_an_ssh_tunnel_to_another_local_port_works(port: int) -> None:
         tunnel.close()
 
 
-def adversarial(port: int) -> list[bytes]:
+def adversarial() -> list[bytes]:
     """Bodies written to break a JSON reader or the explorer's checks."""
     deep = b"[" * 100_000 + b"]" * 100_000
     cases = [
@@ -303,7 +303,7 @@ def test_no_body_breaks_the_server(port: int, capfd) -> None:
     answered 200, 400 or 503 with a message, no traceback is printed, and
     the server answers a normal request after them."""
     rng = random.Random(55)
-    bodies = adversarial(port)
+    bodies = adversarial()
     end = time.monotonic() + SECONDS
     tried = 0
     while tried < COUNT and time.monotonic() < end:

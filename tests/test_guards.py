@@ -141,7 +141,8 @@ def test_a_held_run_is_still_evaluated_and_probed(
     trained: Path, tmp_path: Path, capsys
 ) -> None:
     """Its training holds the run; evaluate and probe read its checkpoint
-    and write their own files, saying which step they scored."""
+    and write their own files, and translate reads it, each saying which
+    step it used."""
     run = copy_run(trained, tmp_path / "runs" / "held")
     step = files_step(run / "best.pt")
     other = holder(run)
@@ -151,6 +152,10 @@ def test_a_held_run_is_still_evaluated_and_probed(
         argv = ["probe", str(run), "--sentences", "10", "--epochs", "1"]
         assert main(argv) == 0
         assert f"step {step}]" in capsys.readouterr().out
+        (tmp_path / "in.txt").write_text("the dog sleeps .\n", encoding="utf-8")
+        argv = ["translate", str(run), "--input", str(tmp_path / "in.txt")]
+        assert main([*argv, "--device", "cpu"]) == 0
+        assert f"{run}: best at step {step}\n" in capsys.readouterr().err
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()

@@ -201,7 +201,9 @@ def translate(
     checkpoint: str = "best",
     device_name: str = "auto",
 ) -> int:
-    """Translate ``lines`` into ``sink``; returns the number of lines."""
+    """Translate ``lines`` into ``sink``; returns the number of lines. The
+    checkpoint's step goes to standard error first: a run still training
+    may have saved another since (the step says which one translated)."""
     if out.nbest > decoding.beam:
         raise UserError(f"--nbest {out.nbest} needs --beam {out.nbest} or more")
     if batch_size < 1:
@@ -209,6 +211,8 @@ def translate(
     device = pick_device(device_name)
     opened = open_run(run_dir, checkpoint, device)
     cfg, tok, model = opened.cfg, opened.tok, opened.model
+    if opened.step is not None:
+        print(f"{run_dir}: {checkpoint} at step {opened.step}", file=sys.stderr)
     check_request(model, out)
     check_search_fits(model, batch_size, decoding.beam, device)
     if out.plot_dir:
