@@ -9,6 +9,7 @@ runs the same contracts with ``lint-imports``.
 
 from __future__ import annotations
 
+import ast
 import tomllib
 
 from conftest import REPO
@@ -54,6 +55,37 @@ def test_nothing_in_the_package_changes_the_working_folder() -> None:
         if "chdir(" in line
     ]
     assert found == []
+
+
+# The modules that read the config's model sections, whose fields share the
+# parts' names (cfg.model.encoder.hidden_size), not a model's parts.
+CONFIG_READERS = ("config.py", "fastpath.py")
+
+
+def test_nothing_above_the_model_floor_reaches_into_a_model() -> None:
+    """A model is used through its interface (model/interface.py): outside
+    seq2seq/model/ no code names a model's ``.encoder`` or ``.decoder``, so a
+    second family needs no change above the floor. The import contract in
+    pyproject.toml keeps the RNN family's modules out of reach as well."""
+    found = []
+    for path in sorted((REPO / "seq2seq").rglob("*.py")):
+        inside = path.parent.name == "model" or path.name in CONFIG_READERS
+        if inside:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("encoder", "decoder"):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: .{node.attr}")
+    assert found == []
+
+
+def test_the_reach_check_finds_a_reach() -> None:
+    tree = ast.parse("vocab = model.decoder.output.out_features")
+    reaches = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and n.attr in ("encoder", "decoder")
+    ]
+    assert len(reaches) == 1
 
 
 def test_no_script_imports_another_or_edits_sys_path() -> None:

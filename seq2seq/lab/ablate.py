@@ -20,7 +20,7 @@ from torch import Tensor
 
 from seq2seq.errors import UserError
 from seq2seq.model.attention import Attention, attend
-from seq2seq.model.model import Seq2Seq
+from seq2seq.model.interface import Model
 
 KINDS = ("uniform", "shuffle", "none")
 
@@ -75,7 +75,7 @@ class NoContext(Ablated):
         return keys.new_zeros(keys.size(0), keys.size(2)), None  # (B, D)
 
 
-def ablate(model: Seq2Seq, kind: str) -> None:
+def ablate(model: Model, kind: str) -> None:
     """Swap the decoder's attention for the ablation ``kind`` (in place)."""
     if not model.has_alignment:
         raise UserError(
@@ -84,4 +84,4 @@ def ablate(model: Seq2Seq, kind: str) -> None:
     wrappers = {"uniform": Uniform, "shuffle": Shuffle, "none": NoContext}
     if kind not in wrappers:
         raise UserError(f"--ablate {kind}: choose one of {', '.join(KINDS)}")
-    model.decoder.attention = wrappers[kind](model.decoder.attention)
+    model.wrap_attention(wrappers[kind])

@@ -20,7 +20,7 @@ from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write, exclusive, reading
 from seq2seq.lab.ablate import ablate
-from seq2seq.model.model import Seq2Seq
+from seq2seq.model.interface import Model
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import Evaluation
 from seq2seq.training.checkpoint import (
@@ -116,7 +116,7 @@ def _evaluate(
 
 
 def forced_aer(
-    model: Seq2Seq, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
+    model: Model, data: Encoded, tok: Tokenizer, device: torch.device, batch: int
 ) -> float | None:
     """AER of the argmax attention under forced decoding of the references
     (scoring.forced), ``batch`` sentences at a time in length order."""

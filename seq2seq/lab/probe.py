@@ -40,7 +40,7 @@ from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write, exclusive, reading
 from seq2seq.lab.evaluate import cached_evaluate
-from seq2seq.model.model import Seq2Seq
+from seq2seq.model.interface import Model
 from seq2seq.results import (
     PositionScore,
     ProbeResult,
@@ -70,27 +70,24 @@ class Examples:
 
 @torch.no_grad()
 def read_vectors(
-    model: Seq2Seq, data: Encoded, tok: Tokenizer, batch: int = 64
+    model: Model, data: Encoded, tok: Tokenizer, batch: int = 64
 ) -> Examples:
     """The vector the decoder reads for each source word (module docstring)."""
     rows: list[tuple[Tensor, int, int, int, int]] = []
     for index in bucket_batches(data.lengths(), 10**9, batch):
         b = collate(data.src_ids, data.tgt_ids, index)
-        memory = model.encode(b.src, b.src_len)
-        _, weights = model.decoder(b.tgt_in, memory)  # (B, T, S) or None
-        if weights is not None:
-            contexts = torch.bmm(weights, memory.keys)  # (B, T, D), c_t
+        read = model.read_source(b.src, b.src_len, b.tgt_in)
         for k, i in enumerate(index):
             words = word_index(tok.src_pieces(data.src_ids[i]))
             t_len = len(data.tgt_ids[i]) + 1  # the steps that predict a token
             for j, w in enumerate(words):
                 if j > 0 and words[j - 1] == w:
                     continue  # only the first subword of each word
-                if weights is None:
-                    vector = memory.final[k]  # (D,), the same for every word
+                if read.weights is None or read.contexts is None:
+                    vector = read.summary[k]  # (D,), the same for every word
                 else:
-                    step = int(weights[k, :t_len, j].argmax())
-                    vector = contexts[k, step]  # (D,)
+                    step = int(read.weights[k, :t_len, j].argmax())
+                    vector = read.contexts[k, step]  # (D,)
                 rows.append((vector, w, data.src_ids[i][j], i, words[-1] + 1))
     return Examples(
         torch.stack([r[0] for r in rows]).float(),
@@ -204,7 +201,7 @@ def output_recall(
 
 
 def train_examples(
-    cfg: Config, model: Seq2Seq, tok: Tokenizer, sentences: int
+    cfg: Config, model: Model, tok: Tokenizer, sentences: int
 ) -> Examples:
     """Probe training rows from the first ``sentences`` pairs of the train split."""
     train = build_split(cfg.data.train, "train")

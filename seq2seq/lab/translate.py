@@ -33,7 +33,7 @@ from seq2seq.data.parallel import read_lines
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.errors import UserError
 from seq2seq.files import check_output, naming, save_figure
-from seq2seq.model.model import Seq2Seq
+from seq2seq.model.interface import Model
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
 from seq2seq.run import CHECKPOINTS
 from seq2seq.training.checkpoint import open_run
@@ -80,7 +80,7 @@ def batches(lines: Iterable[str], size: int) -> Iterator[list[tuple[int, str]]]:
 
 @torch.no_grad()
 def translate_batch(
-    model: Seq2Seq,
+    model: Model,
     tok: Tokenizer,
     group: list[tuple[int, str]],
     decoding: Decoding,
@@ -181,7 +181,7 @@ def plot(t: Translation, tok: Tokenizer, folder: Path, mode: str) -> None:
     plt.close(fig)
 
 
-def check_request(model: Seq2Seq, out: Output) -> None:
+def check_request(model: Model, out: Output) -> None:
     if (out.alignments or out.plot_dir) and not model.has_alignment:
         raise UserError(
             f"mode '{model.mode}' has no attention to align or plot; "

@@ -37,7 +37,12 @@ class Memory:
 
     def select(self, index: Tensor) -> Memory:
         """Rows ``index`` of every tensor (for beam search)."""
-        return Memory(*(t.index_select(0, index) for t in self.__dict__.values()))
+        return Memory(
+            self.keys.index_select(0, index),
+            self.mask.index_select(0, index),
+            self.projected.index_select(0, index),
+            self.final.index_select(0, index),
+        )
 
 
 @dataclass
@@ -47,6 +52,7 @@ class DecoderState:
     feed: Tensor  # (B, H) previous attentional vector h~_{t-1}
 
     def select(self, index: Tensor) -> DecoderState:
+        """Rows ``index`` of the batch: dimension 1 of (L, B, H), 0 of (B, H)."""
         cell = None if self.cell is None else self.cell.index_select(1, index)
         return DecoderState(
             self.hidden.index_select(1, index), cell, self.feed.index_select(0, index)

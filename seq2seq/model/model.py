@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
+import torch
 from torch import Tensor, nn
 
 from seq2seq import fastpath
@@ -12,15 +14,22 @@ from seq2seq.config import ModelConfig
 from seq2seq.errors import UserError
 from seq2seq.model import attention as att
 from seq2seq.model import compiled
-from seq2seq.model.decoder import Decoder, Memory
+from seq2seq.model.decoder import Decoder, DecoderState, Memory
 from seq2seq.model.encoder import Encoder
+from seq2seq.model.interface import EncoderDecoder, Model, Reading
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.recurrence import PYTHON, Loops
 from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
 
 
-class Seq2Seq(nn.Module):
+class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
+    """The RNN encoder-decoder (Bahdanau et al. 2015; Luong et al. 2015):
+    its parts are encoder.py's and decoder.py's; this class is where the
+    interface (interface.py) meets them."""
+
+    family = "rnn"
+
     def __init__(
         self, encoder: Encoder, decoder: Decoder, mode: str, path: RecurrencePath
     ) -> None:
@@ -45,19 +54,53 @@ class Seq2Seq(nn.Module):
         )
         return out
 
-    def logits(self, attentional: Tensor) -> Tensor:
-        return self.decoder.logits(attentional)  # (..., V)
+    def init_state(self, memory: Memory) -> DecoderState:
+        return self.decoder.init_state(memory)
+
+    def step(
+        self, prev: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[Tensor, DecoderState, Tensor | None]:
+        return self.decoder.step(prev, state, memory)
+
+    def logits(self, out: Tensor) -> Tensor:
+        return self.decoder.logits(out)  # (..., V)
+
+    def token_loss(
+        self, out: Tensor, tgt_out: Tensor, smoothing: float, chunked: bool
+    ) -> Tensor:
+        h = self.decoder.dropout(out).flatten(0, 1)  # (B*T, H)
+        loss = chunked_cross_entropy if chunked else cross_entropy
+        return loss(h, self.decoder.output, tgt_out.flatten(), smoothing)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.decoder.output.out_features
 
     @property
     def has_alignment(self) -> bool:
         return self.decoder.attention.has_alignment
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    def read_source(self, src: Tensor, src_len: Tensor, tgt_in: Tensor) -> Reading:
+        """The context c_t = sum_j a_tj h_j at each step for the modes with
+        attention; the encoder summary c, through which ``none`` reads the
+        source (h_0 = tanh(W_b c)), for every mode."""
+        memory = self.encode(src, src_len)
+        _, weights = self.decoder(tgt_in, memory)  # (B, T, S) or None
+        if weights is None:
+            return Reading(None, None, memory.final)
+        contexts = torch.bmm(weights, memory.keys)  # (B, T, D)
+        return Reading(weights, contexts, memory.final)
+
+    def training_path(self) -> str:
+        note = f" ({self.path.note})" if self.path.note else ""
+        return f"recurrence={self.path.name}{note}"
+
+    def wrap_attention(self, wrap: Callable[[nn.Module], nn.Module]) -> None:
+        self.decoder.attention = cast(att.Attention, wrap(self.decoder.attention))
 
 
 def loss_sum(
-    model: nn.Module,  # a Seq2Seq, or DistributedDataParallel around one
+    model: nn.Module,  # a model, or DistributedDataParallel around one
     src: Tensor,
     src_len: Tensor,
     tgt_in: Tensor,
@@ -68,12 +111,9 @@ def loss_sum(
     """Summed token cross-entropy under teacher forcing (padding ignored), and
     the attention weights (B, T, S) or None. ``model`` may be wrapped in
     DistributedDataParallel; ``chunked`` picks seq2seq.model.loss's chunked loss."""
-    attentional, weights = model(src, src_len, tgt_in)  # (B, T, H)
-    seq2seq = cast(Seq2Seq, getattr(model, "module", model))  # DDP: in .module
-    decoder = seq2seq.decoder
-    h = decoder.dropout(attentional).flatten(0, 1)  # (B*T, H)
-    loss = chunked_cross_entropy if chunked else cross_entropy
-    return loss(h, decoder.output, tgt_out.flatten(), smoothing), weights
+    out, weights = model(src, src_len, tgt_in)  # (B, T, H)
+    inner = cast(Model, getattr(model, "module", model))  # DDP: in .module
+    return inner.token_loss(out, tgt_out, smoothing, chunked), weights
 
 
 def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Attention:

@@ -14,8 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.errors import UserError
-from seq2seq.model.decoder import DecoderState, Memory
-from seq2seq.model.model import Seq2Seq
+from seq2seq.model.interface import Model, Rows
 from seq2seq.specials import BOS, EOS
 
 
@@ -103,13 +102,13 @@ def _pad(x: Tensor, n: int, value: float) -> Tensor:
 
 @torch.no_grad()
 def greedy(
-    model: Seq2Seq, src: Tensor, src_len: Tensor, ratio: float = 2.0, alpha: float = 1.0
+    model: Model, src: Tensor, src_len: Tensor, ratio: float = 2.0, alpha: float = 1.0
 ) -> list[Hypothesis]:
     """Pick the most probable token at every step, for a batch of sources.
     Scores as in :func:`beam_search` (log p / |y| ** alpha). A sentence leaves
     the batch when it ends, so the steps after cost only what is still writing."""
     memory = model.encode(src, src_len)
-    state = model.decoder.init_state(memory)
+    state = model.init_state(memory)
     batch, device = src.size(0), src.device
     limit = max_output_len(src_len, ratio).to(device)  # (B,)
     steps = int(limit.max())
@@ -119,8 +118,8 @@ def greedy(
     alive = torch.arange(batch, device=device)  # rows of the sentences still writing
     prev = torch.full((batch,), BOS, dtype=torch.long, device=device)
     for t in range(steps):
-        attentional, state, w = model.decoder.step(prev, state, memory)
-        logits = model.decoder.logits(attentional).float()  # (A, V)
+        attentional, state, w = model.step(prev, state, memory)
+        logits = model.logits(attentional).float()  # (A, V)
         start = logits.new_zeros(len(alive), 1)  # (A, 1): one row per sentence
         best, _, words = best_continuations(logits, start, 1)  # (A, 1) each
         prev = words.squeeze(1)  # (A,)
@@ -170,8 +169,8 @@ class _Beams:
     scores: Tensor  # (A, r) log p of each hypothesis so far
     tokens: Tensor  # (A*r, t) their tokens
     history: Tensor | None  # (A*r, t, S) their attention weights
-    state: DecoderState
-    memory: Memory
+    state: Rows  # the model's decoder state
+    memory: Rows  # and its memory of the sources
     prev: Tensor  # (A*r,) the last token of each
 
     def select(self, still: list[int]) -> _Beams:
@@ -193,7 +192,7 @@ class _Beams:
 
 @torch.no_grad()
 def beam_search(
-    model: Seq2Seq,
+    model: Model,
     src: Tensor,
     src_len: Tensor,
     beam: int = 5,
@@ -224,7 +223,7 @@ def beam_search(
         torch.zeros(batch, 1, device=device),  # (B, 1)
         torch.zeros(batch, 0, dtype=torch.long, device=device),
         None,
-        model.decoder.init_state(memory),
+        model.init_state(memory),
         memory,
         torch.full((batch,), BOS, dtype=torch.long, device=device),
     )
@@ -251,15 +250,13 @@ class _Search:
     limit: list[int]  # max_output_len of each sentence
     finished: list[list[Hypothesis]]
 
-    def step(self, model: Seq2Seq, beams: _Beams, t: int) -> list[int]:
+    def step(self, model: Model, beams: _Beams, t: int) -> list[int]:
         """Extend ``beams`` in place by one token; the positions (in
         ``beams.live``) of the sentences that go on searching."""
         k, live = self.k, beams.live
         rows = beams.scores.size(1)  # per sentence: 1 at the first step, then k
-        attentional, state, w = model.decoder.step(
-            beams.prev, beams.state, beams.memory
-        )
-        logits = model.decoder.logits(attentional).float()  # (A*rows, V)
+        attentional, state, w = model.step(beams.prev, beams.state, beams.memory)
+        logits = model.logits(attentional).float()  # (A*rows, V)
         # 2k candidates: at most k end with EOS, so k can always continue.
         top, parent, word = best_continuations(logits, beams.scores, 2 * k)
         history = beams.history
@@ -338,7 +335,7 @@ def _own(weights: Tensor) -> Tensor:
 
 
 def search(
-    model: Seq2Seq,
+    model: Model,
     src: Tensor,
     src_len: Tensor,
     decoding: Decoding,

@@ -23,7 +23,8 @@ from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import run_tokenizer
 from seq2seq.errors import SettingError, UserError, first_line, literal
 from seq2seq.files import save_torch
-from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.model.interface import Model
+from seq2seq.model.model import build_model
 from seq2seq.results import TrainingState
 from seq2seq.typed_yaml import build, to_dict
 
@@ -152,7 +153,7 @@ class OpenedRun:
     path: Path  # the run folder
     cfg: Config
     tok: Tokenizer
-    model: Seq2Seq
+    model: Model
     checkpoint: str  # best, last, or the path of a .pt file
     step: int | None  # the training step the checkpoint was saved at
 

@@ -9,18 +9,18 @@ from collections.abc import Callable
 import torch
 
 from seq2seq.data.batching import bucket_batches, collate
-from seq2seq.model.model import Seq2Seq
+from seq2seq.model.interface import Model
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
 from seq2seq.training.device import check_fits
 
 
 def check_search_fits(
-    model: Seq2Seq, sentences: int, beam: int, device: torch.device
+    model: Model, sentences: int, beam: int, device: torch.device
 ) -> None:
     """Refuse a search whose state cannot fit before it starts: each step
     holds (sentences x beam, vocabulary) logits and a few temporaries of that
     size (the log-softmax, the chunk maxima), four copies in fp32."""
-    vocab = model.decoder.output.out_features
+    vocab = model.vocab_size
     need = 4 * 4 * sentences * beam * vocab
     check_fits(
         need,
@@ -32,7 +32,7 @@ def check_search_fits(
 
 
 def decode_corpus(
-    model: Seq2Seq,
+    model: Model,
     src_ids: list[list[int]],
     batch_sentences: int,
     ratio: float,

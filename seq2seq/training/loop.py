@@ -32,7 +32,8 @@ from seq2seq.data.batching import Batch, bucket_batches, collate
 from seq2seq.data.curriculum import Curriculum
 from seq2seq.data.workspace import Workspace
 from seq2seq.errors import UserError
-from seq2seq.model.model import Seq2Seq, loss_sum
+from seq2seq.model.interface import Model
+from seq2seq.model.model import loss_sum
 from seq2seq.results import TrainingState, Validation
 from seq2seq.training.board import Board
 from seq2seq.training.checkpoint import atomic_save, rng_state, set_rng_state
@@ -62,7 +63,7 @@ class Loop:
         self,
         cfg: Config,
         ws: Workspace,
-        model: Seq2Seq,
+        model: Model,
         ranks: Ranks,
         run_dir: Path,
         payload: dict[str, Any] | None = None,

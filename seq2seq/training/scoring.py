@@ -24,7 +24,8 @@ import torch
 from seq2seq.data.batching import collate
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded
-from seq2seq.model.model import Seq2Seq, loss_sum
+from seq2seq.model.interface import Model
+from seq2seq.model.model import loss_sum
 from seq2seq.results import TextScores
 from seq2seq.specials import PAD
 from seq2seq.training.device import autocast
@@ -80,7 +81,7 @@ class Forced:
 
 @torch.no_grad()
 def forced(
-    model: Seq2Seq,
+    model: Model,
     data: Encoded,
     tok: Tokenizer,
     batches: Sequence[Sequence[int]],
@@ -116,7 +117,7 @@ def forced(
 
 @torch.no_grad()
 def forced_weights(
-    model: Seq2Seq,
+    model: Model,
     data: Encoded,
     index: Sequence[int],
     device: torch.device,

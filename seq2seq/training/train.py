@@ -24,7 +24,8 @@ from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
 from seq2seq.errors import SettingError, UserError, literal
 from seq2seq.files import deleting, exclusive
-from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.model.interface import Model
+from seq2seq.model.model import build_model
 from seq2seq.results import TrainingState
 from seq2seq.training.checkpoint import check_matches, load_checkpoint
 from seq2seq.training.device import check_fits, pick_device
@@ -225,7 +226,7 @@ def rank_workspace(cfg: Config, ranks: Ranks) -> Workspace:
     return ws
 
 
-def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
+def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Model:
     """On this rank's device: the same initial weights on every rank, then a
     seed of its own for its dropout draws."""
     vocab = (ws.tokenizer.src_vocab_size, ws.tokenizer.tgt_vocab_size)
@@ -236,13 +237,12 @@ def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Seq2Seq:
     return model
 
 
-def _announce(cfg: Config, ws: Workspace, model: Seq2Seq, ranks: Ranks) -> None:
+def _announce(cfg: Config, ws: Workspace, model: Model, ranks: Ranks) -> None:
     if ranks.main:
         print(
             f"{cfg.name}: mode={model.mode} params="
             f"{model.num_parameters():,} train={len(ws.train.split):,} pairs "
             f"device={ranks.device}"
             + (f" x {ranks.world}" if ranks.world > 1 else "")
-            + f" recurrence={model.path.name}"
-            + (f" ({model.path.note})" if model.path.note else "")
+            + (f" {path}" if (path := model.training_path()) else "")
         )

@@ -17,7 +17,8 @@ from seq2seq.config import Config
 from seq2seq.data.batching import bucket_batches
 from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
-from seq2seq.model.model import Seq2Seq, describe
+from seq2seq.model.interface import Model
+from seq2seq.model.model import describe
 from seq2seq.results import Validation
 from seq2seq.training.board import Board, Watched, pick_watched, samples_markdown
 from seq2seq.training.decoding import decode_corpus
@@ -62,7 +63,7 @@ class Validator:
         text = "".join(json.dumps(h.to_dict()) + "\n" for h in keep)
         atomic_write(self.history, text)
 
-    def loss(self, model: Seq2Seq) -> tuple[float, dict[str, float]]:
+    def loss(self, model: Model) -> tuple[float, dict[str, float]]:
         """Per-token validation cross-entropy under teacher forcing, and the
         attention diagnostics of that forced decoding (empty without
         attention; with ``aer`` where the set has gold word links)."""
@@ -80,7 +81,7 @@ class Validator:
 
     def run(
         self,
-        model: Seq2Seq,
+        model: Model,
         step: int,
         epoch: int | None = None,
         lr: float | None = None,
@@ -128,7 +129,7 @@ class Validator:
         )
         return result
 
-    def draw_watched(self, model: Seq2Seq, step: int) -> None:
+    def draw_watched(self, model: Model, step: int) -> None:
         """Sample translations of the watched sentences and, for attention modes,
         heatmaps of their hypothesis and of their forced-decoded reference."""
         val, tok = self.ws.val, self.ws.tokenizer
@@ -174,14 +175,14 @@ class Validator:
                 f"forced/probe{k}", forced[k], src, ref, title, step, FORCED_ROWS
             )
 
-    def forced_weights(self, model: Seq2Seq) -> list[torch.Tensor]:
+    def forced_weights(self, model: Model) -> list[torch.Tensor]:
         """Attention (T_ref + 1, S_real) of each watched sentence, its reference
         fed in."""
         index = [p.index for p in self.watched]
         precision = self.cfg.train.precision
         return forced_weights(model, self.ws.val, index, self.device, precision)
 
-    def finish(self, model: Seq2Seq, best: Validation | None, step: int) -> None:
+    def finish(self, model: Model, best: Validation | None, step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""
         cfg = self.cfg
         params = describe(cfg.model) | {

@@ -1,0 +1,122 @@
+"""What everything above the model may use of one: the encoder-decoder's
+interface, the same for every model family.
+
+Training, search, scoring and the lab call these methods and nothing else of
+a model: they never reach into its encoder or decoder (an architecture test
+holds them to it). A family writes them once for its parts, as the Annotated
+Transformer's ``EncoderDecoder`` does with ``encode``/``decode``:
+
+- :meth:`~EncoderDecoder.encode` reads the source once into a memory;
+- :meth:`~EncoderDecoder.init_state` and :meth:`~EncoderDecoder.step` write
+  the target one token at a time (search), each step's output going through
+  :meth:`~EncoderDecoder.logits` to the vocabulary;
+- ``forward`` runs teacher forcing over a whole target (training, forced
+  decoding), and :meth:`~EncoderDecoder.token_loss` takes its output to the
+  summed cross-entropy.
+
+A memory and a decoder state keep the rows of the batch: ``select(index)``
+keeps rows ``index`` (beam search's reordering, fairseq's
+``reorder_incremental_state``), whatever layout the family's tensors have.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+from torch import Tensor, nn
+
+from seq2seq.errors import UserError
+
+
+class Rows(Protocol):
+    """A batch's memory or decoder state: its rows can be kept or reordered."""
+
+    def select(self, index: Tensor) -> Self: ...
+
+
+MemoryT = TypeVar("MemoryT", bound=Rows)
+StateT = TypeVar("StateT", bound=Rows)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the decoder reads of the source, step by step (the probe's
+    vectors): with attention, its weights (B, T, S) and the contexts
+    c_t = sum_j a_tj h_j (B, T, D); without, only the summary (B, D) every
+    step reads."""
+
+    weights: Tensor | None
+    contexts: Tensor | None
+    summary: Tensor
+
+
+class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
+    """An encoder-decoder of some family, with a context ``mode`` (the
+    attention's registered name) and a ``family`` (the model's)."""
+
+    family: str
+    mode: str
+
+    @abstractmethod
+    def encode(self, src: Tensor, src_len: Tensor) -> MemoryT:
+        """The source (B, S) read once, for every decoder step."""
+
+    @abstractmethod
+    def init_state(self, memory: MemoryT) -> StateT:
+        """The decoder's state before the first target token."""
+
+    @abstractmethod
+    def step(
+        self, prev: Tensor, state: StateT, memory: MemoryT
+    ) -> tuple[Tensor, StateT, Tensor | None]:
+        """One step from the previous tokens (B,): the output (B, H) that
+        :meth:`logits` takes, the next state, and the cross-attention
+        weights over the source (B, S), or None where there are none."""
+
+    @abstractmethod
+    def logits(self, out: Tensor) -> Tensor:
+        """Outputs (..., H) to next-token logits (..., V)."""
+
+    @abstractmethod
+    def token_loss(
+        self, out: Tensor, tgt_out: Tensor, smoothing: float, chunked: bool
+    ) -> Tensor:
+        """The summed token cross-entropy of teacher forcing's outputs
+        (B, T, H) against ``tgt_out`` (B, T), padding ignored; ``chunked``
+        takes seq2seq.model.loss's chunked path."""
+
+    @property
+    @abstractmethod
+    def vocab_size(self) -> int:
+        """The target vocabulary's size (the logits' last dimension)."""
+
+    @property
+    @abstractmethod
+    def has_alignment(self) -> bool:
+        """Whether the decoder attends over the source (weights to draw)."""
+
+    def read_source(self, src: Tensor, src_len: Tensor, tgt_in: Tensor) -> Reading:
+        """The vectors through which the decoder reads the source under
+        teacher forcing, for ``seq2seq probe``."""
+        raise UserError(
+            f"probe: a {self.family} model reads the source through no single "
+            "vector, so there is nothing to probe"
+        )
+
+    def wrap_attention(self, wrap: Callable[[nn.Module], nn.Module]) -> None:
+        """Replace the cross-attention by ``wrap`` of it (lab/ablate.py)."""
+        raise UserError(f"a {self.family} model has no attention to ablate")
+
+    def training_path(self) -> str:
+        """How it trains, where the family has fast paths to choose from
+        (chosen once, when it is built): words for the start-up line."""
+        return ""
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+Model = EncoderDecoder[Any, Any]  # a model of any family, as callers see it

@@ -1,0 +1,201 @@
+"""seq2seq/model/interface.py: the encoder-decoder's interface. The RNN
+model keeps it for every mode (stepping equals teacher forcing; a memory's
+and a state's rows follow ``select``; the loss is the loss of the logits);
+and a toy model of another family, written against the interface alone (a
+decoder that ignores the source), trains with loss_sum and decodes with the
+lab's greedy and beam search unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+from conftest import tiny_model
+from torch import Tensor, nn
+
+from seq2seq import modes
+from seq2seq.errors import UserError
+from seq2seq.lab.ablate import NoContext
+from seq2seq.model.interface import EncoderDecoder, Reading
+from seq2seq.model.model import loss_sum
+from seq2seq.model.search import Decoding, search
+from seq2seq.specials import PAD
+
+
+@pytest.mark.parametrize("mode", modes.names())
+def test_stepping_through_the_interface_is_teacher_forcing(
+    mode: str, toy_batch
+) -> None:
+    model = tiny_model(mode).eval()
+    src, src_len, tgt_in, _ = toy_batch
+    with torch.no_grad():
+        forced, weights = model(src, src_len, tgt_in)
+        memory = model.encode(src, src_len)
+        state = model.init_state(memory)
+        outs, rows = [], []
+        for t in range(tgt_in.size(1)):
+            out, state, w = model.step(tgt_in[:, t], state, memory)
+            outs.append(out)
+            rows.append(w)
+    assert torch.allclose(torch.stack(outs, 1), forced, atol=1e-6)
+    if weights is None:
+        assert all(w is None for w in rows) and not model.has_alignment
+    else:
+        assert torch.allclose(torch.stack(rows, 1), weights, atol=1e-6)
+    assert model.logits(forced).size(-1) == model.vocab_size
+
+
+@pytest.mark.parametrize("mode", ["none", "additive"])
+def test_select_keeps_the_rows_asked_for(mode: str, toy_batch) -> None:
+    """Reordering, then stepping, is stepping, then reordering."""
+    model = tiny_model(mode, rnn="lstm", layers=2).eval()
+    src, src_len, tgt_in, _ = toy_batch
+    index = torch.tensor([1, 1, 0])
+    with torch.no_grad():
+        memory = model.encode(src, src_len)
+        state = model.init_state(memory)
+        out, state, _ = model.step(tgt_in[:, 0], state, memory)
+        later, _, _ = model.step(
+            tgt_in[index, 1], state.select(index), memory.select(index)
+        )
+        whole, _, _ = model.step(tgt_in[:, 1], state, memory)
+    assert torch.equal(later, whole[index])
+
+
+def test_the_token_loss_is_the_cross_entropy_of_the_logits(toy_batch) -> None:
+    model = tiny_model("additive").eval()
+    src, src_len, tgt_in, tgt_out = toy_batch
+    with torch.no_grad():
+        loss, _ = loss_sum(model, src, src_len, tgt_in, tgt_out)
+        out, _ = model(src, src_len, tgt_in)
+        logits = model.logits(out)
+    want = nn.functional.cross_entropy(
+        logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+    )
+    assert torch.allclose(loss, want, rtol=1e-5)
+
+
+def test_the_probe_reads_contexts_or_the_summary(toy_batch) -> None:
+    src, src_len, tgt_in, _ = toy_batch
+    with torch.no_grad():
+        plain = tiny_model("none").eval().read_source(src, src_len, tgt_in)
+        attending = tiny_model("additive").eval().read_source(src, src_len, tgt_in)
+    assert plain.weights is None and plain.contexts is None
+    b, t = tgt_in.shape
+    assert attending.weights is not None and attending.contexts is not None
+    assert attending.weights.shape == (b, t, src.size(1))
+    assert attending.contexts.shape[:2] == (b, t)
+    assert attending.summary.shape[0] == b
+
+
+def test_wrapping_the_attention_changes_what_the_decoder_reads(toy_batch) -> None:
+    model = tiny_model("additive").eval()
+    src, src_len, tgt_in, _ = toy_batch
+    with torch.no_grad():
+        before, _ = model(src, src_len, tgt_in)
+        model.wrap_attention(NoContext)  # ablate.py's: c_t = 0
+        after, weights = model(src, src_len, tgt_in)
+    assert weights is None and not torch.allclose(before, after)
+
+
+# A second family in a few lines: a decoder that ignores the source (a
+# target language model), written against the interface only.
+
+
+@dataclass
+class Nothing:
+    """The toy's memory: how many sentences, and nothing of them."""
+
+    rows: Tensor  # (B,)
+
+    def select(self, index: Tensor) -> Nothing:
+        return Nothing(self.rows.index_select(0, index))
+
+
+@dataclass
+class LastToken:
+    h: Tensor  # (B, H)
+
+    def select(self, index: Tensor) -> LastToken:
+        return LastToken(self.h.index_select(0, index))
+
+
+class SourceBlind(EncoderDecoder[Nothing, LastToken]):
+    family, mode = "toy", "none"
+
+    def __init__(self, vocab: int, hidden: int = 16) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden, padding_idx=PAD)
+        self.out = nn.Linear(hidden, vocab)
+
+    def encode(self, src: Tensor, src_len: Tensor) -> Nothing:
+        return Nothing(torch.arange(src.size(0)))
+
+    def init_state(self, memory: Nothing) -> LastToken:
+        return LastToken(
+            self.out.weight.new_zeros(len(memory.rows), self.embed.embedding_dim)
+        )
+
+    def step(self, prev: Tensor, state: LastToken, memory: Nothing):  # noqa: ANN201
+        h = torch.tanh(self.embed(prev))  # (B, H)
+        return h, LastToken(h), None
+
+    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor):  # noqa: ANN201
+        return torch.tanh(self.embed(tgt_in)), None  # (B, T, H)
+
+    def logits(self, out: Tensor) -> Tensor:
+        return self.out(out)
+
+    def token_loss(self, out, tgt_out, smoothing, chunked) -> Tensor:  # noqa: ANN001
+        logits = self.logits(out).flatten(0, 1)
+        return nn.functional.cross_entropy(
+            logits, tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        return self.out.out_features
+
+    @property
+    def has_alignment(self) -> bool:
+        return False
+
+
+def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> None:
+    torch.manual_seed(0)
+    src, src_len, tgt_in, tgt_out = toy_batch
+    vocab = int(max(tgt_in.max(), tgt_out.max())) + 1
+    model = SourceBlind(vocab)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        loss, _ = loss_sum(model, src, src_len, tgt_in, tgt_out)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0] / 2  # it learns the targets' bigrams
+    model.eval()
+    greedy = search(model, src, src_len, Decoding(1))
+    beam = search(model, src, src_len, Decoding(3), nbest=2)
+    assert len(greedy) == len(beam) == src.size(0)
+    assert all(h[0].weights is None for h in greedy + beam)
+    # beam 1 is greedy search, for any family
+    assert [h[0].tokens for h in search(model, src, src_len, Decoding(1))] == [
+        h[0].tokens for h in greedy
+    ]
+    with pytest.raises(UserError, match="toy model reads the source through no"):
+        model.read_source(src, src_len, tgt_in)
+    with pytest.raises(UserError, match="no attention to ablate"):
+        model.wrap_attention(lambda a: a)
+
+
+def test_a_family_that_leaves_out_a_method_cannot_be_built() -> None:
+    class Half(EncoderDecoder[Nothing, LastToken]):
+        def encode(self, src: Tensor, src_len: Tensor) -> Nothing:
+            return Nothing(src)
+
+    with pytest.raises(TypeError, match="abstract"):
+        Half()  # type: ignore[abstract]
+    assert Reading(None, None, torch.zeros(1)).weights is None
