@@ -339,11 +339,12 @@ def _check(ok: bool, key: str, why: str) -> None:
 # --------------------------------------------------------------------- loading
 
 
-# Keys that were renamed, with how their old values read now: a run's saved
-# config.yaml keeps loading, and keeps the path it trained with.
-RENAMED: dict[tuple[str, str], tuple[str, dict[bool, object]]] = {
+# Keys that were renamed, with how their old values read now (None: as they
+# were): a run's saved config.yaml keeps loading, and keeps the path it
+# trained with.
+RENAMED: dict[tuple[str, str], tuple[str, dict[bool, object] | None]] = {
     ("train", "fused_recurrence"): ("recurrence", {False: "steps", True: "sequence"}),
-    ("train", "fused_loss"): ("chunked_loss", {False: False, True: True}),
+    ("train", "fused_loss"): ("chunked_loss", None),
 }
 
 
@@ -359,12 +360,12 @@ def upgrade(raw: dict[str, Any]) -> dict[str, Any]:
                 "is the second's old name; keep only the second"
             )
         value = part.pop(old)
-        if value not in values:
+        if not isinstance(value, bool):
             raise UserError(
                 f"config key '{section}.{old}' (now '{section}.{new}'): expected "
                 f"true or false, got {value!r}"
             )
-        part[new] = values[value]
+        part[new] = value if values is None else values[value]
     return raw
 
 

@@ -3,7 +3,8 @@
 A mode is registered once, beside its class in model/attention.py::
 
     register("additive", lambda s: Additive(s.query, s.key, s.attention),
-             "Bahdanau et al. 2015: e = v^T tanh(W q + U k)")
+             "Bahdanau et al. 2015: e = v^T tanh(W q + U k)",
+             "additive attention")
 
 and everything else reads it here: the values ``model.attention`` accepts
 (checked when a config loads), ``build_model``, the config reference
@@ -43,6 +44,7 @@ class Mode:
     name: str
     build: Callable[[Sizes], Any]  # -> an attention.Attention
     summary: str  # one line: what the decoder sees
+    plain: str  # the same in a student's words, for legends and slides
     query_is_key: bool = False  # scores need decoder size == encoder output size
 
 
@@ -50,12 +52,16 @@ MODES: dict[str, Mode] = {}  # read it through registry()
 
 
 def register(
-    name: str, build: Callable[[Sizes], Any], summary: str, query_is_key: bool = False
+    name: str,
+    build: Callable[[Sizes], Any],
+    summary: str,
+    plain: str,
+    query_is_key: bool = False,
 ) -> None:
     """Add a mode; a name is registered once."""
     if name in MODES:
         raise ValueError(f"attention mode {name!r} is registered twice")
-    MODES[name] = Mode(name, build, summary, query_is_key)
+    MODES[name] = Mode(name, build, summary, plain, query_is_key)
 
 
 def registry() -> dict[str, Mode]:

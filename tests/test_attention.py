@@ -175,7 +175,9 @@ class _Cosine(att.Attention):
 def test_a_new_mode_is_one_class_and_one_registration() -> None:
     """As docs/add-a-mode.md says: register the class, and the config accepts
     the name, build_model builds it, and the shared checks run on it."""
-    modes.register("cosine", lambda s: _Cosine(s.query, s.key), "cosine scores")
+    modes.register(
+        "cosine", lambda s: _Cosine(s.query, s.key), "cosine scores", "cosine attention"
+    )
     try:
         raw = {"attention": "cosine", "decoder": {"hidden_size": 16}}
         cfg = build(ModelConfig, raw, "model")

@@ -30,7 +30,7 @@ def test_reading_the_registry_registers_every_mode_first() -> None:
 
 def test_a_name_is_registered_once() -> None:
     with pytest.raises(ValueError, match="registered twice"):
-        modes.register("additive", lambda s: None, "again")
+        modes.register("additive", lambda s: None, "again", "again")
 
 
 def test_an_unknown_mode_names_the_key_and_the_choices() -> None:

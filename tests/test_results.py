@@ -25,6 +25,7 @@ KEYS = [
     "run",
     "split",
     "mode",
+    "family",
     "params",
     "checkpoint",
     "decoding",
@@ -71,12 +72,23 @@ def test_a_file_of_the_first_version_reads_with_the_meaning_it_had() -> None:
     assert e.buckets[1] == Bucket(11, 20, 0, None)
     assert [b.n for b in e.scores.filled()] == [2, 1]
     assert e.bleu == 41.5 and e.step == 800 and e.aer == 0.25
+    assert e.family == "rnn" and e.label() == "additive"  # before families
+
+
+def test_labels_name_the_family_where_families_mix() -> None:
+    from seq2seq.results import run_label
+
+    assert run_label("rnn", "additive") == "additive"
+    assert run_label("rnn", "additive", mixed=True) == "rnn/additive"
+    assert run_label("transformer", "scaled_dot") == "transformer"
+    assert run_label("transformer", "scaled_dot", mixed=True) == "transformer"
 
 
 def test_todays_file_round_trips_with_its_keys_in_order() -> None:
     data = FIRST | {
         "decoding": "beam 5, alpha 1.0",
         "ablation": None,
+        "family": "rnn",
         "bleu_lc": 43.0,
         "by_sentences": [
             {"k": 1, "n": 2, "bleu": 40.0, "hyp_sentences": 1.0, "ref_sentences": 1.0}
@@ -158,7 +170,8 @@ def test_the_saved_runs_checkpoint_state_reads_and_writes_back_unchanged() -> No
 def test_a_compare_row_keeps_compare_jsons_keys_in_order() -> None:
     evaluation = Evaluation.from_dict(FIRST)
     row = CompareRow("runs/a", evaluation, {}, (1.0,), TrainingSummary())
-    keys = ["run", "mode", "params", "bleu", "chrf", "buckets", "aer", "bleu_lc"]
+    keys = ["run", "mode", "family", "params", "bleu", "chrf", "buckets", "aer"]
+    keys += ["bleu_lc"]
     keys += ["by_sentences", "decoding", "ablation_drops", "length_ratio"]
     keys += ["val_bleu", "val_ppl", "best_epoch", "epochs", "train_minutes"]
     assert list(row.to_dict()) == keys  # not paired: no vs_baseline at all

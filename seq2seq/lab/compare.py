@@ -33,6 +33,7 @@ from seq2seq.results import (
     PairedBucket,
     TrainingSummary,
     VsBaseline,
+    mixes_families,
 )
 from seq2seq.training.board import Board
 from seq2seq.training.checkpoint import load_run_config
@@ -71,6 +72,8 @@ def collect(
                 training=training_summary(folder),
             )
         )
+    if mixes_families(r.evaluation.family for r in results):
+        results = [replace(r, mixed=True) for r in results]
     # A bucket is known by where it starts: the last one ends at the longest
     # sentence of its test set, which other test files need not share.
     edges = {tuple(b.lo for b in r.evaluation.buckets) for r in results}
@@ -170,7 +173,7 @@ def significance_markdown(results: list[CompareRow], signature: str) -> str:
         f"p {b.lo}-{b.hi}" for b in base.evaluation.scores.filled()
     ]
     lines = [
-        f"Paired bootstrap against {base.run} ({base.mode}); {signature}",
+        f"Paired bootstrap against {base.run} ({base.label}); {signature}",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -178,7 +181,7 @@ def significance_markdown(results: list[CompareRow], signature: str) -> str:
     for r in results[1:]:
         vs = r.vs_baseline
         assert vs is not None  # significance() paired every run after the first
-        cells = [r.run, r.mode, f"{vs.test.mean:.1f} ± {vs.test.ci:.1f}"]
+        cells = [r.run, r.label, f"{vs.test.mean:.1f} ± {vs.test.ci:.1f}"]
         cells.append(f"{vs.test.p_value:.4f}")
         cells += [f"{b.test.p_value:.4f}" if b.test else "-" for b in vs.buckets if b.n]
         lines.append("| " + " | ".join(cells) + " |")
@@ -233,7 +236,7 @@ def rows(results: list[CompareRow]) -> tuple[list[str], list[list[str]]]:
         + ["BLEU lowercased (tutorial setting)"]
     )
     body = [
-        [r.run, r.mode, f"{r.evaluation.params:,}"]
+        [r.run, r.label, f"{r.evaluation.params:,}"]
         + _number_cells(_numbers(r, results))
         + [" / ".join(f"{x:.2f}" for x in r.length_ratio) or "-"]
         + [_cell(r.evaluation.scores.bleu_lc)]
@@ -304,7 +307,7 @@ def seeds_markdown(results: list[CompareRow], groups: list[list[int]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for group in groups:
         rs = [results[i].evaluation.scores for i in group]
-        cells = [results[group[0]].mode, str(len(rs))]
+        cells = [results[group[0]].label, str(len(rs))]
         cells += [spread([s.bleu for s in rs]), spread([s.chrf for s in rs])]
         cells += [
             spread([s.buckets[k].bleu for s in rs])
@@ -325,7 +328,7 @@ def markdown(results: list[CompareRow]) -> str:
 def _label(result: CompareRow) -> str:
     """A run's legend entry: its directory name, with the mode if not in it."""
     name = Path(result.run).name
-    return name if result.mode in name else f"{name} [{result.mode}]"
+    return name if result.label in name else f"{name} [{result.label}]"
 
 
 def write_csv(results: list[CompareRow], path: Path) -> None:
@@ -335,7 +338,7 @@ def write_csv(results: list[CompareRow], path: Path) -> None:
     writer.writerow(rows(results)[0])  # the table's header
     for r in results:
         writer.writerow(
-            [r.run, r.mode, r.evaluation.params]
+            [r.run, r.label, r.evaluation.params]
             + _numbers(r, results)
             + [" / ".join(f"{x:.3f}" for x in r.length_ratio)]
             + [r.evaluation.scores.bleu_lc]

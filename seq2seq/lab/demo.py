@@ -31,7 +31,7 @@ from seq2seq.lab.experiment import (
     load_experiment,
     plan,
 )
-from seq2seq.results import Evaluation
+from seq2seq.results import Evaluation, mixes_families
 
 DEMO_FILE = Path("configs/experiments/demo.yaml")  # from the repository root
 SHIPPED_SEED = 1  # `seq2seq prepare synth_ende`'s default seed
@@ -85,10 +85,11 @@ def table(results: Sequence[Evaluation], seeds: Sequence[int] = ()) -> str:
     ]
     head = (["seed"] if seeds else []) + head
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    mixed = mixes_families(r.family for r in results)
     for i, r in enumerate(results):
         aer = "n/a" if r.aer is None else f"{r.aer:.3f}"
         cells = [str(seeds[i])] if seeds else []
-        cells += [r.mode, f"{r.params:,}", f"{r.bleu:.1f}"]
+        cells += [r.label(mixed), f"{r.params:,}", f"{r.bleu:.1f}"]
         cells += [f"{r.scores.chrf:.1f}", aer]
         cells += ["-" if b.bleu is None else f"{b.bleu:.1f}" for b in r.buckets]
         lines.append("| " + " | ".join(cells) + " |")

@@ -100,6 +100,7 @@ def _evaluate(
         run=str(run_dir),
         split=split,
         mode=model.mode,
+        family=model.family,
         params=model.num_parameters(),
         checkpoint=checkpoint,
         decoding=decoding.describe(),

@@ -44,6 +44,7 @@ from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.lab.translate import Translation, entry, translate_batch
 from seq2seq.model.search import Decoding
+from seq2seq.results import mixes_families, run_label
 from seq2seq.specials import UNK
 from seq2seq.training.checkpoint import OpenedRun, open_run
 from seq2seq.training.device import pick_device
@@ -116,8 +117,16 @@ class Explorer:
 
     def info(self) -> dict[str, Any]:
         """What the page needs to know first: the runs and the test split."""
+        mixed = mixes_families(r.model.family for r in self.runs)
         runs = [
-            {"run": r.name, "mode": r.model.mode, "step": r.step} for r in self.runs
+            {
+                "run": r.name,
+                "mode": r.model.mode,
+                "family": r.model.family,
+                "label": run_label(r.model.family, r.model.mode, mixed),
+                "step": r.step,
+            }
+            for r in self.runs
         ]
         test = None if self.test is None else {"lines": len(self.test)}
         limits = {"max_words": MAX_WORDS, "max_beam": MAX_BEAM}

@@ -42,7 +42,6 @@ from seq2seq.lab.explore_curve import SAMPLE, Curve
 from seq2seq.lab.explore_page import PAGE
 from seq2seq.lab.explore_request import Gate, Refused, fields, parse, read_body
 
-PORT = 8765  # the default port (--port)
 TIMEOUT = 10.0  # seconds a connection may send nothing before it is closed
 DEADLINE = 30.0  # seconds from connecting to a whole request, at most
 HEADERS = {  # on every answer: nothing may frame, sniff or cache the page

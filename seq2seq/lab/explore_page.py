@@ -119,8 +119,9 @@ function card(run, k) {
   const div = document.createElement("div");
   div.className = "run";
   div.dataset.run = run.run;
-  const step = info.runs?.[k]?.step;  // answers list the runs as /api/runs does
-  let head = `<h2>${esc(run.run)} <small>(${esc(run.mode)}${step != null ? ", step " + step : ""})</small></h2><p class="hypothesis">${esc(run.hypothesis)}</p>`;
+  const about = info.runs?.[k] || {};  // answers list the runs as /api/runs does
+  const step = about.step != null ? ", step " + about.step : "";
+  let head = `<h2>${esc(run.run)} <small>(${esc(about.label || run.mode)}${step})</small></h2><p class="hypothesis">${esc(run.hypothesis)}</p>`;
   if (run.bleu !== undefined) head += `<p class="score">sentence BLEU ${run.bleu.toFixed(1)}, chrF ${run.chrf.toFixed(1)}</p>`;
   if (run.unknown) head += `<p class="note">${run.unknown} source subwords are unknown to this model (another script?)</p>`;
   div.innerHTML = head;
@@ -176,6 +177,7 @@ $("longer").addEventListener("click", () => {
   $("words").value = Math.min(info.max_words, Number($("words").value) + 5); variant = 0; grow();
 });
 $("another").addEventListener("click", () => { variant += 1; grow(); });
+const labelOf = (r) => (info.runs || []).find((x) => x.run === r.run)?.label || r.mode;
 function chart(runs) {
   const w = 600, h = 280, x0 = 50, y1 = 240, colors = ["#c62828", "#1565c0", "#2e7d32", "#6a1b9a", "#ef6c00"];
   const buckets = runs[0].buckets, step = (w - x0 - 20) / Math.max(buckets.length - 1, 1);
@@ -187,7 +189,7 @@ function chart(runs) {
   runs.forEach((r, n) => {
     const pts = r.buckets.map((b, k) => b.bleu === null ? null : `${x0 + k * step},${y(b.bleu)}`).filter((p) => p);
     svg += `<polyline fill="none" stroke="${colors[n % 5]}" stroke-width="2" points="${pts.join(" ")}"/>`;
-    svg += `<text x="${x0 + 10}" y="${30 + n * 16}" font-size="12" fill="${colors[n % 5]}">${esc(r.run)} (${esc(r.mode)})</text>`;
+    svg += `<text x="${x0 + 10}" y="${30 + n * 16}" font-size="12" fill="${colors[n % 5]}">${esc(r.run)} (${esc(labelOf(r))})</text>`;
   });
   let table = `<table class="curve"><tr><th>run</th><th>BLEU</th>${buckets.map((b) => `<th>${b.lo}-${b.hi}</th>`).join("")}<th>from</th></tr>`;
   runs.forEach((r) => {

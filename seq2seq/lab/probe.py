@@ -247,6 +247,7 @@ def _probe(
         run=str(run_dir),
         split=split,
         mode=model.mode,
+        family=model.family,
         vector="context at the aligned step" if model.has_alignment else "summary",
         step=opened.step,
         bleu=evaluated.bleu,

@@ -1,21 +1,13 @@
-"""Each mode as a figure's legend says it to a student."""
+"""Each mode as a figure's legend says it to a student: the plain name it
+is registered with (model/attention.py, seq2seq/modes.py)."""
 
 from __future__ import annotations
 
-# What each mode lets the decoder read, in a student's words (legends, slides).
-PLAIN_NAMES = {
-    "none": "no attention (one vector, h₀)",
-    "context": "one vector at every step",
-    "mean": "mean of the encoder states",
-    "hard": "hard attention (one state)",
-    "additive": "additive attention",
-    "dot": "dot-product attention",
-    "scaled_dot": "scaled dot-product attention",
-    "general": "general (bilinear) attention",
-}
+from seq2seq import modes
 
 
 def plain_name(mode: str) -> str:
     """``mode`` for a legend: what the decoder reads (the mode's name when
-    it has no plain name)."""
-    return PLAIN_NAMES.get(mode, mode)
+    no mode of that name is registered)."""
+    known = modes.registry().get(mode)
+    return mode if known is None else known.plain

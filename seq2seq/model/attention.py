@@ -281,7 +281,8 @@ def final_state(
 
 # ---------------------------------------------------------------- the registry
 # One registration per mode: its name in model.attention, how to build it from
-# the model's sizes (modes.Sizes), and one line on what the decoder sees. The
+# the model's sizes (modes.Sizes), one line on what the decoder sees, and the
+# same in a student's words (the lesson's legends). The
 # config, build_model, the config reference and the tests all read this list.
 
 register(
@@ -289,37 +290,49 @@ register(
     lambda s: NoContext(s.key),
     "no context: the source reaches the decoder only through its initial state "
     "(Sutskever et al. 2014)",
+    "no attention (one vector, h₀)",
 )
 register(
     "context",
     lambda s: FinalState(s.bidirectional, s.reverse),
     "the encoder's final state c at every step (Cho et al. 2014)",
+    "one vector at every step",
 )
-register("mean", lambda s: MeanPool(), "the mean of the encoder states")
+register(
+    "mean",
+    lambda s: MeanPool(),
+    "the mean of the encoder states",
+    "mean of the encoder states",
+)
 register(
     "hard",
     lambda s: Hard(s.query, s.key, s.attention),
     "one source position, the argmax of the additive scores (straight-through)",
+    "hard attention (one state)",
 )
 register(
     "additive",
     lambda s: Additive(s.query, s.key, s.attention),
     "Bahdanau et al. 2015: e = v^T tanh(W q + U k)",
+    "additive attention",
 )
 register(
     "dot",
     lambda s: Dot(),
     "Luong et al. 2015: e = h_t^T h_s",
+    "dot-product attention",
     query_is_key=True,
 )
 register(
     "general",
     lambda s: General(s.query, s.key),
     "Luong et al. 2015: e = h_t^T W_a h_s",
+    "general (bilinear) attention",
 )
 register(
     "scaled_dot",
     lambda s: ScaledDot(),
     "dot product / sqrt(d) (Vaswani et al. 2017)",
+    "scaled dot-product attention",
     query_is_key=True,
 )

@@ -86,7 +86,6 @@ class Decoder(nn.Module):
             cell(in_dim if i == 0 else hidden_size, hidden_size) for i in range(layers)
         )
         self.is_lstm = cell is nn.LSTMCell
-        self.hidden_size = hidden_size
         # "bridge": h_0 = tanh(W_b c), the encoder summary (Bahdanau 2015 App. A.2.2)
         self.bridge = nn.Linear(key_dim, hidden_size)
         self.combine = nn.Linear(hidden_size + key_dim, hidden_size)  # W_c, Eq. 5

@@ -28,7 +28,14 @@ from seq2seq.results.comparison import (
     TrainingSummary,
     VsBaseline,
 )
-from seq2seq.results.evaluation import Bucket, Evaluation, Joined, TextScores
+from seq2seq.results.evaluation import (
+    Bucket,
+    Evaluation,
+    Joined,
+    TextScores,
+    mixes_families,
+    run_label,
+)
 from seq2seq.results.probe import PositionScore, ProbeResult, ProbeSetup, RangeScore
 from seq2seq.results.training import TrainingState, Validation
 
@@ -48,4 +55,6 @@ __all__ = [
     "TrainingSummary",
     "Validation",
     "VsBaseline",
+    "mixes_families",
+    "run_label",
 ]

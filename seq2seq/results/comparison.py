@@ -65,7 +65,7 @@ class VsBaseline:
 
 
 # compare.json's keys of a run's evaluation, in their order
-COMPARED = ("mode", "params", "bleu", "chrf", "buckets", "aer", "bleu_lc")
+COMPARED = ("mode", "family", "params", "bleu", "chrf", "buckets", "aer", "bleu_lc")
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,16 @@ class CompareRow:
     training: TrainingSummary
     paired: bool = False
     vs_baseline: VsBaseline | None = None
+    mixed: bool = False  # compared with runs of other model families
 
     @property
     def mode(self) -> str:
         return self.evaluation.mode
+
+    @property
+    def label(self) -> str:
+        """What the tables and the legend call it (evaluation.run_label)."""
+        return self.evaluation.label(self.mixed)
 
     def to_dict(self) -> dict[str, Any]:
         """The row of compare.json."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,19 @@ class TextScores:
         return [b for b in self.buckets if b.n]
 
 
+def run_label(family: str, mode: str, mixed: bool = False) -> str:
+    """What a table or a legend calls a run: an RNN by its attention mode
+    (``additive``), another family by its name; where runs of several
+    families are shown together, an RNN as ``rnn/additive``."""
+    if family != "rnn":
+        return family
+    return f"{family}/{mode}" if mixed else mode
+
+
+def mixes_families(families: Iterable[str]) -> bool:
+    return len(set(families)) > 1
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """``seq2seq evaluate``'s result (lab/evaluate.py), saved as
@@ -87,6 +101,10 @@ class Evaluation:
     scores: TextScores
     aer: float | None  # None without gold links or attention
     bleu_drop: float | None = None  # with ablation: BLEU lost against none
+    family: str = "rnn"  # the model family (files before it had one: rnn)
+
+    def label(self, mixed: bool = False) -> str:
+        return run_label(self.family, self.mode, mixed)
 
     @property
     def bleu(self) -> float:
@@ -120,6 +138,7 @@ class Evaluation:
             scores,
             data.get("aer"),
             data.get("bleu_drop"),
+            data.get("family", "rnn"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,6 +147,7 @@ class Evaluation:
             "run": self.run,
             "split": self.split,
             "mode": self.mode,
+            "family": self.family,
             "params": self.params,
             "checkpoint": self.checkpoint,
             "decoding": self.decoding,

@@ -58,6 +58,7 @@ class ProbeResult:
     by_relative_position: tuple[RangeScore, ...]
     by_length: tuple[RangeScore, ...]
     output_by_position: tuple[PositionScore, ...]
+    family: str = "rnn"  # the model family (files before it had one: rnn)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
@@ -82,10 +83,18 @@ class ProbeResult:
             ranges("by_relative_position"),
             ranges("by_length"),
             positions("output_by_position"),
+            data.get("family", "rnn"),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields in their order, ``family`` beside ``mode``."""
+        out: dict[str, Any] = {}
+        for key, value in dataclasses.asdict(self).items():
+            if key != "family":
+                out[key] = value
+            if key == "mode":
+                out["family"] = self.family
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2) + "\n"
