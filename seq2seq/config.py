@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
-from seq2seq import fastpath, modes, run
+from seq2seq import families, modes, run
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write
 from seq2seq.typed_yaml import Range, apply_override, build, read_yaml, to_dict
@@ -31,12 +31,15 @@ def key(
     factory: Any = MISSING,
     rng: Range | None = None,
     choices: Callable[[], tuple[str, ...]] | None = None,
+    sections: Callable[[], dict[str, type]] | None = None,
 ) -> Any:
     """A config field with its one-line meaning and, for a number, the range it
     takes (checked at load: typed_yaml.check_range); for a name looked up in a
-    registry, the registry's names (checked at load too). docs/config.md lists
-    them (``python scripts/config_reference.py`` writes that page from these)."""
-    meta = {"help": help, "range": rng, "choices": choices}
+    registry, the registry's names (checked at load too); for a section that
+    is one of several, chosen by its ``family`` key, the registry's sections
+    (typed_yaml.pick_section). docs/config.md lists them (``python
+    scripts/config_reference.py`` writes that page from these)."""
+    meta = {"help": help, "range": rng, "choices": choices, "sections": sections}
     return field(default=default, default_factory=factory, metadata=meta)
 
 
@@ -144,7 +147,12 @@ class DecoderConfig:
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class RNNConfig:
+    """The RNN family's model section (model/model.py builds it)."""
+
+    family: Literal["rnn"] = key(
+        "rnn", "the model family (seq2seq/families.py); the keys below are its own"
+    )
     attention: str = key(
         "additive",
         "what the decoder sees of the source (docs/model.md)",
@@ -168,6 +176,11 @@ class ModelConfig:
                 f"'{self.attention}' scores need decoder.hidden_size == encoder "
                 f"output size ({keys}); set model.decoder.hidden_size={keys}",
             )
+
+
+# The model section: the section of the family ``model.family`` names
+# (families.py), one type per registered family.
+ModelConfig = RNNConfig
 
 
 @dataclass(frozen=True)
@@ -304,13 +317,16 @@ class Config:
     name: str = key("run", "the run folder, under runs_dir")
     runs_dir: str = key("runs", "where run folders go")
     tokenizer: TokenizerConfig = key(factory=TokenizerConfig, help="sentencepiece")
-    model: ModelConfig = key(factory=ModelConfig, help="build_model's parts")
+    model: ModelConfig = key(
+        factory=RNNConfig, help="build_model's parts", sections=families.sections
+    )
     train: TrainConfig = key(factory=TrainConfig, help="the loop")
     eval: EvalConfig = key(factory=EvalConfig, help="evaluate and validation")
 
     def __post_init__(self) -> None:
         check_run_name(self.name, "name")
-        why = fastpath.unsupported(self.model, self.train.recurrence)
+        family = families.family(self.model.family)
+        why = family.unsupported(self.model, self.train.recurrence)
         _check(why is None, "train.recurrence", f"{why}; use auto or steps")
 
     @property

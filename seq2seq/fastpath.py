@@ -28,7 +28,8 @@ PATHS = ("auto", "compiled", "sequence", "steps")
 
 
 def unsupported(model: Any, path: str) -> str | None:
-    """Why ``path`` cannot train ``model`` (a config.ModelConfig), or None."""
+    """Why ``path`` cannot train ``model`` (the RNN family's section,
+    config.RNNConfig), or None."""
     if path in ("steps", "auto"):
         return None
     dec = model.decoder

@@ -157,7 +157,9 @@ def build(cls: type, raw: Any, prefix: str) -> Any:
     kwargs = {}
     for name, f in fields.items():
         key = _join(prefix, name)
-        if name in raw:
+        if name in raw and f.metadata.get("sections"):
+            kwargs[name] = build(pick_section(f, raw[name], key), raw[name], key)
+        elif name in raw:
             kwargs[name] = _coerce(hints[name], raw[name], key)
             check_range(f, kwargs[name], key)
             check_choices(f, kwargs[name], key)
@@ -167,6 +169,39 @@ def build(cls: type, raw: Any, prefix: str) -> Any:
         ):
             raise UserError(f"config key '{key}' is required")
     return cls(**kwargs)
+
+
+TAG = "family"  # the key that says which section a section is
+
+
+def pick_section(f: dataclasses.Field, raw: Any, key: str) -> type:
+    """The dataclass of section ``key``, one of several (the field's
+    ``sections``: name -> dataclass), named by its ``family`` key (the
+    default's family where there is none). A key that only another family's
+    section has says whose it is."""
+    sections = f.metadata["sections"]()
+    if not isinstance(raw, dict):
+        return next(iter(sections.values()))  # build() names the key's type
+    factory: Any = f.default_factory  # the section a config without one gets
+    default = getattr(factory(), TAG)
+    name = raw.get(TAG, default)
+    if name not in sections:
+        raise not_one_of(name, list(sections), _join(key, TAG))
+    mine = {g.name for g in dataclasses.fields(sections[name])}
+    for k in raw:
+        owners = [
+            other
+            for other, cls in sections.items()
+            if k not in mine and k in {g.name for g in dataclasses.fields(cls)}
+        ]
+        if owners:
+            raise UserError(
+                f"config key '{_join(key, k)}' is a key of {_join(key, TAG)} "
+                f"{owners[0]}, and this section's {TAG} is {name}; remove it, or "
+                f"set {_join(key, TAG)}={owners[0]}"
+            )
+    cls: type = sections[name]
+    return cls
 
 
 def _coerce(tp: Any, value: Any, key: str) -> Any:

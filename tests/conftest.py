@@ -8,18 +8,22 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
+from torch import Tensor, nn
 
 from seq2seq import modes
-from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
+from seq2seq.config import DecoderConfig, EncoderConfig, RNNConfig
 from seq2seq.data.download import MIRROR_ENV
 from seq2seq.lesson.checkout import LESSON_FILE, Checkout
 from seq2seq.lesson.corpus import write_short_corpus
+from seq2seq.model.interface import EncoderDecoder
 from seq2seq.model.model import Seq2Seq, build_model
+from seq2seq.specials import PAD
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -43,7 +47,7 @@ MODES = list(modes.names())  # every registered attention mode (seq2seq/modes.py
 def tiny_model(mode: str, rnn: str = "gru", layers: int = 1, seed: int = 0) -> Seq2Seq:
     """Encoder 8 per direction (16 out), decoder 16: every mode's sizes fit."""
     torch.manual_seed(seed)
-    cfg = ModelConfig(
+    cfg = RNNConfig(
         attention=mode,
         attention_dim=12,
         encoder=EncoderConfig(rnn=rnn, embed_dim=10, hidden_size=8, layers=layers),
@@ -258,3 +262,67 @@ class Tunnel:
 
     def close(self) -> None:
         self.listener.close()
+
+
+# A second model family in a few lines, for the tests of the seams (test_interface,
+# test_families): a decoder that ignores the source (a target language model),
+# written against model/interface.py only.
+
+
+@dataclass
+class Nothing:
+    """The toy's memory: how many sentences, and nothing of them."""
+
+    rows: Tensor  # (B,)
+
+    def select(self, index: Tensor) -> Nothing:
+        return Nothing(self.rows.index_select(0, index))
+
+
+@dataclass
+class LastToken:
+    h: Tensor  # (B, H)
+
+    def select(self, index: Tensor) -> LastToken:
+        return LastToken(self.h.index_select(0, index))
+
+
+class SourceBlind(EncoderDecoder[Nothing, LastToken]):
+    family, mode = "toy", "none"
+
+    def __init__(self, vocab: int, hidden: int = 16) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden, padding_idx=PAD)
+        self.out = nn.Linear(hidden, vocab)
+
+    def encode(self, src: Tensor, src_len: Tensor) -> Nothing:
+        return Nothing(torch.arange(src.size(0)))
+
+    def init_state(self, memory: Nothing) -> LastToken:
+        return LastToken(
+            self.out.weight.new_zeros(len(memory.rows), self.embed.embedding_dim)
+        )
+
+    def step(self, prev: Tensor, state: LastToken, memory: Nothing):  # noqa: ANN201
+        h = torch.tanh(self.embed(prev))  # (B, H)
+        return h, LastToken(h), None
+
+    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor):  # noqa: ANN201
+        return torch.tanh(self.embed(tgt_in)), None  # (B, T, H)
+
+    def logits(self, out: Tensor) -> Tensor:
+        return self.out(out)
+
+    def token_loss(self, out, tgt_out, smoothing, chunked) -> Tensor:  # noqa: ANN001
+        logits = self.logits(out).flatten(0, 1)
+        return nn.functional.cross_entropy(
+            logits, tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        return self.out.out_features
+
+    @property
+    def has_alignment(self) -> bool:
+        return False

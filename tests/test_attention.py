@@ -11,7 +11,7 @@ from conftest import MODES
 from torch import Tensor, nn
 
 from seq2seq import modes
-from seq2seq.config import ModelConfig
+from seq2seq.config import RNNConfig
 from seq2seq.errors import UserError
 from seq2seq.model import attention as att
 from seq2seq.model.model import build_model
@@ -108,7 +108,7 @@ def check_steps(module: att.Attention) -> None:
 
 
 def test_every_config_value_is_a_registered_mode_and_back() -> None:
-    field = {f.name: f for f in dataclasses.fields(ModelConfig)}["attention"]
+    field = {f.name: f for f in dataclasses.fields(RNNConfig)}["attention"]
     assert field.metadata["choices"]() == tuple(modules())
     assert MODES == list(modules())  # the model and search tests' parametrization
 
@@ -180,7 +180,7 @@ def test_a_new_mode_is_one_class_and_one_registration() -> None:
     )
     try:
         raw = {"attention": "cosine", "decoder": {"hidden_size": 16}}
-        cfg = build(ModelConfig, raw, "model")
+        cfg = build(RNNConfig, raw, "model")
         model = build_model(cfg, src_vocab=11, tgt_vocab=13)
         assert isinstance(model.decoder.attention, _Cosine)
         for check in (check_weights, check_no_leak, check_precomputed, check_steps):
@@ -188,7 +188,7 @@ def test_a_new_mode_is_one_class_and_one_registration() -> None:
     finally:
         del modes.MODES["cosine"]
     with pytest.raises(UserError, match="'cosine' is not one of none, context"):
-        build(ModelConfig, {"attention": "cosine"}, "model")
+        build(RNNConfig, {"attention": "cosine"}, "model")
 
 
 def test_the_shared_checks_catch_a_broken_mode() -> None:

@@ -8,14 +8,14 @@ import pytest
 import torch
 from conftest import MODES
 
-from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
+from seq2seq.config import DecoderConfig, EncoderConfig, RNNConfig
 from seq2seq.model.decoder import DecoderState
 from seq2seq.model.model import Seq2Seq, build_model
 
 
 def small(mode: str, rnn: str, feeding: bool, layers: int = 1) -> Seq2Seq:
     torch.manual_seed(0)
-    cfg = ModelConfig(
+    cfg = RNNConfig(
         attention=mode,
         attention_dim=12,
         encoder=EncoderConfig(rnn=rnn, embed_dim=10, hidden_size=8),

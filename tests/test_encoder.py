@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import tiny_model
 
-from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
+from seq2seq.config import DecoderConfig, EncoderConfig, RNNConfig
 from seq2seq.errors import UserError
 from seq2seq.model.model import build_model
 
@@ -26,7 +26,7 @@ def test_encoder_ignores_padding(toy_batch) -> None:
 
 def _encoder(reverse: bool, attention: str = "additive") -> torch.nn.Module:
     torch.manual_seed(0)
-    cfg = ModelConfig(
+    cfg = RNNConfig(
         attention=attention,
         attention_dim=12,
         encoder=EncoderConfig(

@@ -9,14 +9,14 @@ import dataclasses
 import pytest
 from conftest import REPO
 
-from seq2seq.config import Config, DecoderConfig, ModelConfig, load_config
+from seq2seq.config import Config, DecoderConfig, RNNConfig, load_config
 from seq2seq.errors import UserError
 from seq2seq.fastpath import PATHS, unsupported
 
 
-def model(mode: str = "additive", rnn: str = "gru", layers: int = 1) -> ModelConfig:
+def model(mode: str = "additive", rnn: str = "gru", layers: int = 1) -> RNNConfig:
     decoder = DecoderConfig(rnn=rnn, layers=layers, input_feeding=True)
-    return ModelConfig(attention=mode, decoder=decoder)
+    return RNNConfig(attention=mode, decoder=decoder)
 
 
 def test_steps_and_auto_train_every_model() -> None:

@@ -7,11 +7,9 @@ lab's greedy and beam search unchanged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 import torch
-from conftest import tiny_model
+from conftest import LastToken, Nothing, SourceBlind, tiny_model
 from torch import Tensor, nn
 
 from seq2seq import modes
@@ -97,69 +95,6 @@ def test_wrapping_the_attention_changes_what_the_decoder_reads(toy_batch) -> Non
         model.wrap_attention(NoContext)  # ablate.py's: c_t = 0
         after, weights = model(src, src_len, tgt_in)
     assert weights is None and not torch.allclose(before, after)
-
-
-# A second family in a few lines: a decoder that ignores the source (a
-# target language model), written against the interface only.
-
-
-@dataclass
-class Nothing:
-    """The toy's memory: how many sentences, and nothing of them."""
-
-    rows: Tensor  # (B,)
-
-    def select(self, index: Tensor) -> Nothing:
-        return Nothing(self.rows.index_select(0, index))
-
-
-@dataclass
-class LastToken:
-    h: Tensor  # (B, H)
-
-    def select(self, index: Tensor) -> LastToken:
-        return LastToken(self.h.index_select(0, index))
-
-
-class SourceBlind(EncoderDecoder[Nothing, LastToken]):
-    family, mode = "toy", "none"
-
-    def __init__(self, vocab: int, hidden: int = 16) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(vocab, hidden, padding_idx=PAD)
-        self.out = nn.Linear(hidden, vocab)
-
-    def encode(self, src: Tensor, src_len: Tensor) -> Nothing:
-        return Nothing(torch.arange(src.size(0)))
-
-    def init_state(self, memory: Nothing) -> LastToken:
-        return LastToken(
-            self.out.weight.new_zeros(len(memory.rows), self.embed.embedding_dim)
-        )
-
-    def step(self, prev: Tensor, state: LastToken, memory: Nothing):  # noqa: ANN201
-        h = torch.tanh(self.embed(prev))  # (B, H)
-        return h, LastToken(h), None
-
-    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor):  # noqa: ANN201
-        return torch.tanh(self.embed(tgt_in)), None  # (B, T, H)
-
-    def logits(self, out: Tensor) -> Tensor:
-        return self.out(out)
-
-    def token_loss(self, out, tgt_out, smoothing, chunked) -> Tensor:  # noqa: ANN001
-        logits = self.logits(out).flatten(0, 1)
-        return nn.functional.cross_entropy(
-            logits, tgt_out.flatten(), ignore_index=PAD, reduction="sum"
-        )
-
-    @property
-    def vocab_size(self) -> int:
-        return self.out.out_features
-
-    @property
-    def has_alignment(self) -> bool:
-        return False
 
 
 def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> None:

@@ -6,7 +6,7 @@ import pytest
 import torch
 from conftest import MODES, tiny_model
 
-from seq2seq.config import DecoderConfig, EncoderConfig, ModelConfig
+from seq2seq.config import DecoderConfig, EncoderConfig, RNNConfig
 from seq2seq.model.model import build_model, loss_sum
 from seq2seq.model.search import greedy
 from seq2seq.specials import EOS
@@ -45,11 +45,11 @@ def test_dot_needs_matching_sizes() -> None:
     from seq2seq.errors import UserError
 
     with pytest.raises(UserError, match="model.attention"):
-        ModelConfig(attention="dot", encoder=EncoderConfig(hidden_size=256))
+        RNNConfig(attention="dot", encoder=EncoderConfig(hidden_size=256))
 
 
 def test_build_model_reads_rnn_type() -> None:
-    cfg = ModelConfig(
+    cfg = RNNConfig(
         attention="none", encoder=EncoderConfig(rnn="lstm", hidden_size=8, embed_dim=4)
     )
     model = build_model(cfg, 10, 10)
@@ -62,11 +62,9 @@ def test_xavier_rnn_init_is_per_gate_with_zero_biases(rnn: str) -> None:
     enc = EncoderConfig(rnn=rnn, hidden_size=64, embed_dim=32)
     dec = DecoderConfig(rnn=rnn, hidden_size=64, embed_dim=32)
     torch.manual_seed(0)
-    default = build_model(ModelConfig(encoder=enc, decoder=dec), 50, 50)
+    default = build_model(RNNConfig(encoder=enc, decoder=dec), 50, 50)
     torch.manual_seed(0)
-    xavier = build_model(
-        ModelConfig(encoder=enc, decoder=dec, rnn_init="xavier"), 50, 50
-    )
+    xavier = build_model(RNNConfig(encoder=enc, decoder=dec, rnn_init="xavier"), 50, 50)
     gates = 4 if rnn == "lstm" else 3
     rnns = [xavier.encoder.rnn, *xavier.decoder.cells]
     for name, p in (kv for m in rnns for kv in m.named_parameters()):
@@ -105,7 +103,7 @@ def test_a_tiny_none_model_learns_to_reverse_short_sequences() -> None:
     threads on an Intel Xeon; the test asks for 90 %. (At a constant rate for
     500 steps it had reached 0.78-0.96 depending on the CPU and seed.)"""
     torch.manual_seed(0)
-    cfg = ModelConfig(
+    cfg = RNNConfig(
         attention="none",
         encoder=EncoderConfig(embed_dim=64, hidden_size=32, dropout=0.0),
         decoder=DecoderConfig(

@@ -18,7 +18,7 @@ from seq2seq.config import (
     Config,
     DecoderConfig,
     EncoderConfig,
-    ModelConfig,
+    RNNConfig,
     config_from_dict,
 )
 from seq2seq.errors import UserError
@@ -109,7 +109,7 @@ def model(
 ) -> Seq2Seq:
     """A tiny model, by default a GRU without input feeding, no dropout."""
     torch.manual_seed(0)
-    cfg = ModelConfig(
+    cfg = RNNConfig(
         attention=mode,
         attention_dim=12,
         encoder=EncoderConfig(
@@ -251,7 +251,7 @@ def test_auto_takes_the_python_loops_where_none_are_compiled(monkeypatch) -> Non
     """No build (no compiler, another CPU): ``auto`` trains on the Python
     loops and says why; ``compiled`` asked for by name is refused with it."""
     monkeypatch.setattr(compiled, "load", lambda: (None, "not built here"))
-    cfg = ModelConfig()
+    cfg = RNNConfig()
     chosen = choose_path(cfg, "auto")
     assert (chosen.name, chosen.loops, chosen.note) == (
         "sequence",

@@ -9,8 +9,9 @@ from typing import cast
 import torch
 from torch import Tensor, nn
 
-from seq2seq import fastpath
-from seq2seq.config import ModelConfig
+from seq2seq import families, fastpath
+from seq2seq.config import ModelConfig, RNNConfig
+from seq2seq.typed_yaml import to_dict
 from seq2seq.errors import UserError
 from seq2seq.model import attention as att
 from seq2seq.model import compiled
@@ -116,7 +117,7 @@ def loss_sum(
     return inner.token_loss(out, tgt_out, smoothing, chunked), weights
 
 
-def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Attention:
+def build_attention(cfg: RNNConfig, query_dim: int, key_dim: int) -> att.Attention:
     """The mode ``cfg.attention`` from the registry (attention.py registers
     every mode; seq2seq/modes.py holds them)."""
     sizes = Sizes(
@@ -132,9 +133,21 @@ def build_attention(cfg: ModelConfig, query_dim: int, key_dim: int) -> att.Atten
 
 def build_model(
     cfg: ModelConfig, src_vocab: int, tgt_vocab: int, recurrence: str = "steps"
+) -> Model:
+    """The model of the section ``cfg``, by its family's builder
+    (seq2seq/families.py), on the training path ``recurrence`` where the
+    family has several."""
+    family = families.family(cfg.family)
+    model: Model = family.build(cfg, src_vocab, tgt_vocab, recurrence)
+    return model
+
+
+def build_rnn(
+    cfg: RNNConfig, src_vocab: int, tgt_vocab: int, recurrence: str = "steps"
 ) -> Seq2Seq:
-    """The model of ``cfg``, its recurrences on the path ``recurrence``
-    (train.recurrence) resolves to on this machine (:func:`choose_path`)."""
+    """The RNN encoder-decoder of ``cfg``, its recurrences on the path
+    ``recurrence`` (train.recurrence) resolves to on this machine
+    (:func:`choose_path`)."""
     enc, dec = cfg.encoder, cfg.decoder
     path = choose_path(cfg, recurrence)
     encoder = Encoder(
@@ -175,7 +188,7 @@ class RecurrencePath:
     note: str = ""  # why auto chose it, when not the fastest
 
 
-def choose_path(cfg: ModelConfig, requested: str) -> RecurrencePath:
+def choose_path(cfg: RNNConfig, requested: str) -> RecurrencePath:
     """``requested`` (train.recurrence) on this machine: ``compiled`` needs the
     compiled loops (an error without them), ``auto`` takes them where they
     load and the model is supported, else the Python loops, else steps."""
@@ -196,7 +209,11 @@ def choose_path(cfg: ModelConfig, requested: str) -> RecurrencePath:
 
 
 def describe(cfg: ModelConfig) -> dict[str, str | int]:
-    """The model settings that TensorBoard's HPARAMS tab compares runs by."""
+    """The model settings that TensorBoard's HPARAMS tab compares runs by: an
+    RNN's mode and sizes; another family's name and top-level settings."""
+    if not isinstance(cfg, RNNConfig):
+        plain = to_dict(cfg).items()
+        return {k: v for k, v in plain if isinstance(v, str | int | float)}
     return {
         "mode": cfg.attention,
         "rnn": cfg.encoder.rnn,
@@ -230,3 +247,15 @@ def _init(model: nn.Module, xavier_rnns: bool) -> None:
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, std=0.1)
             nn.init.zeros_(module.weight[module.padding_idx])
+
+
+# The RNN family's registration (seq2seq/families.py): model.family's
+# default, and every config written before there were families.
+families.register(
+    "rnn",
+    RNNConfig,
+    build_rnn,
+    fastpath.unsupported,
+    "an RNN encoder-decoder whose decoder reads the source through one "
+    "attention mode (model.attention)",
+)

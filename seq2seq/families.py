@@ -1,0 +1,79 @@
+"""The registry of model families: ``model.family``'s name -> the family.
+
+A family is registered once, beside its builder (the RNN's at the end of
+model/model.py)::
+
+    register("rnn", RNNConfig, build_rnn, fastpath.unsupported,
+             "an RNN encoder-decoder with one attention over the source")
+
+- its name, the value of ``model.family`` (``rnn`` where a config names
+  none: every config written before families were);
+- its config dataclass, the ``model`` section for that name (config.py):
+  typed_yaml picks it by the ``family`` key, and a key of another family's
+  section is a one-line error that says whose key it is;
+- its builder, ``(section, source vocabulary size, target vocabulary size,
+  train.recurrence) -> model``, a model of the interface in
+  model/interface.py, which is all that training, search and the lab use;
+- what its fast paths support: why ``train.recurrence`` cannot train a given
+  section, or None.
+
+It sits beside modes.py, below the layers, so that the config can pick a
+section by name; the model layer fills it. Every reader goes through
+:func:`registry`, which imports the registrations the first time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from seq2seq.errors import UserError
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    config: type  # the dataclass of its model section
+    build: Callable[[Any, int, int, str], Any]  # -> an interface.EncoderDecoder
+    unsupported: Callable[[Any, str], str | None]  # (section, path) -> why not
+    summary: str  # one line: what the model is
+
+
+FAMILIES: dict[str, Family] = {}  # read it through registry()
+DEFAULT = "rnn"  # a config that names no family
+
+
+def register(
+    name: str,
+    config: type,
+    build: Callable[[Any, int, int, str], Any],
+    unsupported: Callable[[Any, str], str | None],
+    summary: str,
+) -> None:
+    """Add a family; a name is registered once."""
+    if name in FAMILIES:
+        raise ValueError(f"model family {name!r} is registered twice")
+    FAMILIES[name] = Family(name, config, build, unsupported, summary)
+
+
+def registry() -> dict[str, Family]:
+    """Every family, registered by the model layer on its first import (by
+    name, not a static import: the model layer sits above this module)."""
+    importlib.import_module("seq2seq.model.model")
+    return FAMILIES
+
+
+def sections() -> dict[str, type]:
+    """Each family's name and its config section's dataclass."""
+    return {name: f.config for name, f in registry().items()}
+
+
+def family(name: str) -> Family:
+    known = registry()
+    if name not in known:
+        raise UserError(
+            f"config key 'model.family': {name!r} is not one of {', '.join(known)}"
+        )
+    return known[name]
