@@ -11,7 +11,6 @@ from torch import Tensor, nn
 
 from seq2seq import families, fastpath
 from seq2seq.config import ModelConfig, RNNConfig
-from seq2seq.typed_yaml import to_dict
 from seq2seq.errors import UserError
 from seq2seq.model import attention as att
 from seq2seq.model import compiled
@@ -22,6 +21,7 @@ from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.recurrence import PYTHON, Loops
 from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
+from seq2seq.typed_yaml import to_dict
 
 
 class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
