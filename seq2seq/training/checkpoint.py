@@ -179,12 +179,12 @@ def load_run_config(run_dir: Path) -> Config:
     folder or from inside ``runs/``. Left as written when neither has them
     (the error then names the path as the config spells it)."""
     cfg = load_config(run.config_file(run_dir))
-    probe = Path(cfg.data.val.src)
-    if probe.is_absolute() or probe.exists():
+    sample = Path(cfg.data.val.src)  # one corpus file, to look for
+    if sample.is_absolute() or sample.exists():
         return cfg
     above = [*Path(run_dir).absolute().parents, *Path(run_dir).resolve().parents]
     for folder in dict.fromkeys(above):  # as given first (runs/ may be a link)
-        if (folder / probe).exists():
+        if (folder / sample).exists():
             return replace(cfg, data=corpus_under(cfg.data, folder))
     return cfg
 

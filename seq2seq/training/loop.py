@@ -1,8 +1,8 @@
 """The training loop: teacher forcing, Adam, clipping, a schedule,
 validation, checkpoints (train.py sets it up: :func:`build_loop`).
 
-Every ``val_every`` steps the loop validates (loss, greedy BLEU, probe
-heatmaps), saves ``last.pt`` (and ``best.pt`` when ``train.stop_metric``, BLEU
+Every ``val_every`` steps the loop validates (loss, greedy BLEU, the
+watched sentences' heatmaps), saves ``last.pt`` (and ``best.pt`` when ``train.stop_metric``, BLEU
 or loss, improved), and stops early after ``patience`` validations without
 improvement. ``last.pt`` is also written every ``checkpoint_every`` steps and
 holds everything ``--resume`` needs to continue exactly where it was written
