@@ -21,7 +21,7 @@ from seq2seq.config import DecoderConfig, EncoderConfig, RNNConfig
 from seq2seq.data.download import MIRROR_ENV
 from seq2seq.lesson.checkout import LESSON_FILE, Checkout
 from seq2seq.lesson.corpus import write_short_corpus
-from seq2seq.model.interface import EncoderDecoder
+from seq2seq.model.interface import EncoderDecoder, Maps
 from seq2seq.model.model import Seq2Seq, build_model
 from seq2seq.specials import PAD
 
@@ -266,17 +266,19 @@ class Tunnel:
 
 # A second model family in a few lines, for the tests of the seams (test_interface,
 # test_families): a decoder that ignores the source (a target language model),
-# written against model/interface.py only.
+# written against model/interface.py only. It "attends" evenly over the real
+# source positions with two heads, so that its attention is drawn, aligned
+# and scored through the same code as the RNN's.
 
 
 @dataclass
 class Nothing:
-    """The toy's memory: how many sentences, and nothing of them."""
+    """The toy's memory: which source positions are real, nothing of them."""
 
-    rows: Tensor  # (B,)
+    mask: Tensor  # (B, S)
 
     def select(self, index: Tensor) -> Nothing:
-        return Nothing(self.rows.index_select(0, index))
+        return Nothing(self.mask.index_select(0, index))
 
 
 @dataclass
@@ -287,8 +289,14 @@ class LastToken:
         return LastToken(self.h.index_select(0, index))
 
 
+def even(mask: Tensor, queries: int) -> Maps:
+    """Cross-attention spread evenly over the real positions: (B, 1, 2, Q, S)."""
+    weights = mask.float() / mask.sum(dim=1, keepdim=True)  # (B, S)
+    return Maps(cross=weights[:, None, None, None].expand(-1, 1, 2, queries, -1))
+
+
 class SourceBlind(EncoderDecoder[Nothing, LastToken]):
-    family, mode = "toy", "none"
+    family, mode = "toy", "even"
 
     def __init__(self, vocab: int, hidden: int = 16) -> None:
         super().__init__()
@@ -296,19 +304,19 @@ class SourceBlind(EncoderDecoder[Nothing, LastToken]):
         self.out = nn.Linear(hidden, vocab)
 
     def encode(self, src: Tensor, src_len: Tensor) -> Nothing:
-        return Nothing(torch.arange(src.size(0)))
+        return Nothing(src != PAD)
 
     def init_state(self, memory: Nothing) -> LastToken:
-        return LastToken(
-            self.out.weight.new_zeros(len(memory.rows), self.embed.embedding_dim)
-        )
+        rows = memory.mask.size(0)
+        return LastToken(self.out.weight.new_zeros(rows, self.embed.embedding_dim))
 
     def step(self, prev: Tensor, state: LastToken, memory: Nothing):  # noqa: ANN201
         h = torch.tanh(self.embed(prev))  # (B, H)
-        return h, LastToken(h), None
+        return h, LastToken(h), even(memory.mask, 1)
 
     def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor):  # noqa: ANN201
-        return torch.tanh(self.embed(tgt_in)), None  # (B, T, H)
+        maps = even(src != PAD, tgt_in.size(1))
+        return torch.tanh(self.embed(tgt_in)), maps  # (B, T, H)
 
     def logits(self, out: Tensor) -> Tensor:
         return self.out(out)
@@ -325,4 +333,4 @@ class SourceBlind(EncoderDecoder[Nothing, LastToken]):
 
     @property
     def has_alignment(self) -> bool:
-        return False
+        return True

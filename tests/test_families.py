@@ -2,10 +2,11 @@
 family with ``model.family`` (``rnn`` where it names none, as every config
 before families did); the model section is that family's dataclass, and a
 key of another family's section is a one-line error saying whose it is. A
-toy family registered in the test (a decoder that ignores the source, from
-conftest) trains with ``train``, is evaluated greedily and with a beam, and
-translated, through the same code as the RNN: nothing above the model floor
-knows it is not an RNN."""
+toy family registered in the test (a decoder that ignores the source and
+attends evenly over it, from conftest) trains with ``train``, is evaluated
+greedily and with a beam (its AER too), translated, aligned and drawn,
+through the same code as the RNN: nothing above the model floor knows it is
+not an RNN."""
 
 from __future__ import annotations
 
@@ -116,18 +117,25 @@ def test_a_toy_family_trains_evaluates_and_translates(
     assert saved["model"] == {"family": "toy", "width": 12}
     greedy = evaluate(run_dir, "test", "best", "cpu")
     beam = evaluate(run_dir, "test", "best", "cpu", Decoding(3))
-    assert (greedy.family, greedy.label(), greedy.aer) == ("toy", "toy", None)
+    assert (greedy.family, greedy.label()) == ("toy", "toy")
+    assert greedy.aer is not None and 0 <= greedy.aer <= 1  # its even attention
     assert beam.scores.n == greedy.scores.n == 20
     before = snapshot(run_dir)
     capsys.readouterr()  # training's lines
     source = tmp_path / "in.txt"
     source.write_text("the dog sleeps .\n", encoding="utf-8")
     argv = ["translate", str(run_dir), "--input", str(source), "--beam", "3"]
-    assert main(argv) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 1
+    plots = tmp_path / "plots"
+    assert main([*argv, "--json", "--alignments", "--plot", str(plots)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    weights = json.loads(line)["weights"]  # drawn and aligned as the RNN's are
+    assert weights and all(abs(sum(row) - 1) < 1e-5 for row in weights)
+    assert (plots / "line00001.png").stat().st_size > 0
     assert snapshot(run_dir) == before
     assert main(["probe", str(run_dir), "--sentences", "10", "--epochs", "1"]) == 2
     assert "reads the source through no single vector" in capsys.readouterr().err
     assert main(["evaluate", str(run_dir), "--ablate", "uniform"]) == 2
     assert "no attention to ablate" in capsys.readouterr().err
+    events = list(run_dir.glob("events.out.tfevents.*"))  # the watched heatmaps
+    assert events and any(e.stat().st_size > 10_000 for e in events)
     assert not isinstance(greedy, Seq2Seq)

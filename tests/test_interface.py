@@ -15,7 +15,7 @@ from torch import Tensor, nn
 from seq2seq import modes
 from seq2seq.errors import UserError
 from seq2seq.lab.ablate import NoContext
-from seq2seq.model.interface import EncoderDecoder, Reading
+from seq2seq.model.interface import Display, EncoderDecoder, Maps, Reading
 from seq2seq.model.model import loss_sum
 from seq2seq.model.search import Decoding, search
 from seq2seq.specials import PAD
@@ -28,14 +28,16 @@ def test_stepping_through_the_interface_is_teacher_forcing(
     model = tiny_model(mode).eval()
     src, src_len, tgt_in, _ = toy_batch
     with torch.no_grad():
-        forced, weights = model(src, src_len, tgt_in)
+        forced, maps = model(src, src_len, tgt_in)
+        weights = model.shown(maps)
         memory = model.encode(src, src_len)
         state = model.init_state(memory)
         outs, rows = [], []
         for t in range(tgt_in.size(1)):
-            out, state, w = model.step(tgt_in[:, t], state, memory)
+            out, state, step_maps = model.step(tgt_in[:, t], state, memory)
             outs.append(out)
-            rows.append(w)
+            w = model.shown(step_maps)  # (B, 1, S): this step's one query
+            rows.append(None if w is None else w[:, 0])
     assert torch.allclose(torch.stack(outs, 1), forced, atol=1e-6)
     if weights is None:
         assert all(w is None for w in rows) and not model.has_alignment
@@ -93,8 +95,8 @@ def test_wrapping_the_attention_changes_what_the_decoder_reads(toy_batch) -> Non
     with torch.no_grad():
         before, _ = model(src, src_len, tgt_in)
         model.wrap_attention(NoContext)  # ablate.py's: c_t = 0
-        after, weights = model(src, src_len, tgt_in)
-    assert weights is None and not torch.allclose(before, after)
+        after, maps = model(src, src_len, tgt_in)
+    assert maps.kinds == () and not torch.allclose(before, after)
 
 
 def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> None:
@@ -115,7 +117,11 @@ def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> 
     greedy = search(model, src, src_len, Decoding(1))
     beam = search(model, src, src_len, Decoding(3), nbest=2)
     assert len(greedy) == len(beam) == src.size(0)
-    assert all(h[0].weights is None for h in greedy + beam)
+    # its display policy's map, heads averaged, one row per token and EOS
+    for hyps, n in zip(greedy, src_len.tolist(), strict=True):
+        w = hyps[0].weights
+        assert w is not None and w.shape == (len(hyps[0].tokens) + 1, n)
+        torch.testing.assert_close(w, torch.full_like(w, 1 / n))
     # beam 1 is greedy search, for any family
     assert [h[0].tokens for h in search(model, src, src_len, Decoding(1))] == [
         h[0].tokens for h in greedy
@@ -129,8 +135,25 @@ def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> 
 def test_a_family_that_leaves_out_a_method_cannot_be_built() -> None:
     class Half(EncoderDecoder[Nothing, LastToken]):
         def encode(self, src: Tensor, src_len: Tensor) -> Nothing:
-            return Nothing(src)
+            return Nothing(src != 0)
 
     with pytest.raises(TypeError, match="abstract"):
         Half()  # type: ignore[abstract]
     assert Reading(None, None, torch.zeros(1)).weights is None
+
+
+def test_the_display_policy_picks_a_kind_a_layer_and_heads() -> None:
+    """(B, layers, heads, queries, keys): the last layer, heads averaged, by
+    default; or a layer and a head named; another kind; none at all."""
+    cross = torch.arange(1 * 2 * 3 * 2 * 4, dtype=torch.float).view(1, 2, 3, 2, 4)
+    own = torch.rand(1, 2, 3, 4, 4)
+    maps = Maps(cross=cross, encoder_self=own)
+    assert maps.kinds == ("cross", "encoder_self")
+    assert torch.equal(Display().of(maps), cross[:, -1].mean(dim=1))
+    assert torch.equal(Display(layer=0, head=2).of(maps), cross[:, 0, 2])
+    assert torch.equal(Display("encoder_self", 1, 0).of(maps), own[:, 1, 0])
+    assert Display("decoder_self").of(maps) is None and Display().of(Maps()) is None
+    with pytest.raises(ValueError, match="one of cross, encoder_self"):
+        Display("self").of(maps)
+    one = torch.rand(2, 5, 7)  # the RNN's: one layer, one head, averaging is exact
+    assert torch.equal(Display().of(Maps(cross=one[:, None, None])), one)

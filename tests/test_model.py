@@ -17,7 +17,12 @@ from seq2seq.specials import EOS
 def test_forward_backward_shapes(mode: str, rnn: str, toy_batch) -> None:
     src, src_len, tgt_in, tgt_out = toy_batch
     model = tiny_model(mode, rnn, layers=2)
-    attentional, weights = model(src, src_len, tgt_in)
+    attentional, maps = model(src, src_len, tgt_in)
+    weights = model.shown(maps)  # the RNN's one map: cross, one layer, one head
+    assert maps.kinds == (("cross",) if model.has_alignment else ())
+    if maps.cross is not None:
+        assert maps.cross.shape == (2, 1, 1, 4, 5)
+        assert torch.equal(maps.cross[:, 0, 0], weights)
     assert attentional.shape == (2, 4, 16)
     assert model.logits(attentional).shape == (2, 4, 29)
     assert model.has_alignment == (weights is not None)  # none, context: None

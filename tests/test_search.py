@@ -94,7 +94,8 @@ def test_scores_are_length_normalised_log_probabilities(alpha: float) -> None:
             ended = len(hyp.tokens) < int(n * 2.0) + 10  # else cut at the limit
             tgt_in = torch.tensor([[BOS, *hyp.tokens]])
             tgt_out = hyp.tokens + [EOS] if ended else hyp.tokens
-            attentional, weights = model(src[b : b + 1, :n], src_len[b : b + 1], tgt_in)
+            attentional, maps = model(src[b : b + 1, :n], src_len[b : b + 1], tgt_in)
+            weights = model.shown(maps)
             logits = model.logits(attentional[0, : len(tgt_out)])
             logp = torch.log_softmax(logits, dim=-1)
             total = logp[range(len(tgt_out)), tgt_out].sum().item()
@@ -161,7 +162,8 @@ def test_greedy_matches_teacher_forcing_on_its_own_output(mode: str, toy_batch) 
     for b, hyp in enumerate(hyps):
         n = src_len[b : b + 1]
         tgt_in = torch.tensor([[2] + hyp.tokens])
-        attentional, weights = model(src[b : b + 1, : int(n)], n, tgt_in)
+        attentional, maps = model(src[b : b + 1, : int(n)], n, tgt_in)
+        weights = model.shown(maps)
         predicted = model.logits(attentional).argmax(-1)[0].tolist()
         assert predicted[: len(hyp.tokens)] == hyp.tokens
         if weights is not None:

@@ -14,6 +14,10 @@ Transformer's ``EncoderDecoder`` does with ``encode``/``decode``:
   decoding), and :meth:`~EncoderDecoder.token_loss` takes its output to the
   summed cross-entropy.
 
+Both return every attention map they computed as one value, :class:`Maps`
+(by kind, each layers x heads); where one matrix is wanted, the family's
+:class:`Display` picks it (:meth:`~EncoderDecoder.shown`).
+
 A memory and a decoder state keep the rows of the batch: ``select(index)``
 keeps rows ``index`` (beam search's reordering, fairseq's
 ``reorder_incremental_state``), whatever layout the family's tensors have.
@@ -41,6 +45,62 @@ MemoryT = TypeVar("MemoryT", bound=Rows)
 StateT = TypeVar("StateT", bound=Rows)
 
 
+KINDS = ("cross", "encoder_self", "decoder_self")
+
+
+@dataclass(frozen=True)
+class Maps:
+    """Every attention map one forward pass (or one step) computed, by kind,
+    each (B, layers, heads, queries, keys), or None where the model has no
+    such attention:
+
+    - ``cross``: decoder queries over the source (the RNN's attention, one
+      layer and one head; Bahdanau et al. 2015);
+    - ``encoder_self``: source positions over the source (bidirectional);
+    - ``decoder_self``: target positions over the target prefix (causal).
+
+    A step of search has one query per sentence. Returned, never stashed on
+    a module."""
+
+    cross: Tensor | None = None
+    encoder_self: Tensor | None = None
+    decoder_self: Tensor | None = None
+
+    def of(self, kind: str) -> Tensor | None:
+        if kind not in KINDS:
+            raise ValueError(f"attention kind {kind!r}: one of {', '.join(KINDS)}")
+        found: Tensor | None = getattr(self, kind)
+        return found
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds this pass computed."""
+        return tuple(k for k in KINDS if getattr(self, k) is not None)
+
+
+NO_MAPS = Maps()
+
+
+@dataclass(frozen=True)
+class Display:
+    """Which map stands for a model where one matrix is wanted (a heatmap,
+    AER, ``translate --alignments``, the explorer): a kind, a layer, and
+    the heads averaged (``head`` None) or one of them. A family says its
+    own (``EncoderDecoder.display``)."""
+
+    kind: str = "cross"
+    layer: int = -1  # the last
+    head: int | None = None
+
+    def of(self, maps: Maps) -> Tensor | None:
+        """That map (B, queries, keys), or None where there is none."""
+        found = maps.of(self.kind)
+        if found is None:
+            return None
+        layer = found[:, self.layer]  # (B, heads, Q, K)
+        return layer.mean(dim=1) if self.head is None else layer[:, self.head]
+
+
 @dataclass(frozen=True)
 class Reading:
     """What the decoder reads of the source, step by step (the probe's
@@ -59,6 +119,7 @@ class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
 
     family: str
     mode: str
+    display: Display = Display()  # which map stands for the model (Display)
 
     @abstractmethod
     def encode(self, src: Tensor, src_len: Tensor) -> MemoryT:
@@ -71,10 +132,15 @@ class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
     @abstractmethod
     def step(
         self, prev: Tensor, state: StateT, memory: MemoryT
-    ) -> tuple[Tensor, StateT, Tensor | None]:
+    ) -> tuple[Tensor, StateT, Maps]:
         """One step from the previous tokens (B,): the output (B, H) that
-        :meth:`logits` takes, the next state, and the cross-attention
-        weights over the source (B, S), or None where there are none."""
+        :meth:`logits` takes, the next state, and this step's attention
+        maps (one query each)."""
+
+    def shown(self, maps: Maps) -> Tensor | None:
+        """The map that stands for the model (its :attr:`display`):
+        (B, queries, keys), or None where it has none."""
+        return self.display.of(maps)
 
     @abstractmethod
     def logits(self, out: Tensor) -> Tensor:

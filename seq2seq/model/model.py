@@ -16,7 +16,7 @@ from seq2seq.model import attention as att
 from seq2seq.model import compiled
 from seq2seq.model.decoder import Decoder, DecoderState, Memory
 from seq2seq.model.encoder import Encoder
-from seq2seq.model.interface import EncoderDecoder, Model, Reading
+from seq2seq.model.interface import NO_MAPS, EncoderDecoder, Maps, Model, Reading
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.recurrence import PYTHON, Loops
 from seq2seq.modes import Sizes, mode
@@ -47,21 +47,21 @@ class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
 
     def forward(
         self, src: Tensor, src_len: Tensor, tgt_in: Tensor
-    ) -> tuple[Tensor, Tensor | None]:
+    ) -> tuple[Tensor, Maps]:
         """The attentional vectors h~ (B, T, H) under teacher forcing (``logits``
-        takes them to the vocabulary), and attention (B, T, S) or None."""
-        out: tuple[Tensor, Tensor | None] = self.decoder(
-            tgt_in, self.encode(src, src_len)
-        )
-        return out
+        takes them to the vocabulary), and the cross-attention, one layer and
+        one head (B, 1, 1, T, S), where the mode has weights."""
+        out, weights = self.decoder(tgt_in, self.encode(src, src_len))
+        return out, cross(weights)
 
     def init_state(self, memory: Memory) -> DecoderState:
         return self.decoder.init_state(memory)
 
     def step(
         self, prev: Tensor, state: DecoderState, memory: Memory
-    ) -> tuple[Tensor, DecoderState, Tensor | None]:
-        return self.decoder.step(prev, state, memory)
+    ) -> tuple[Tensor, DecoderState, Maps]:
+        out, state, weights = self.decoder.step(prev, state, memory)  # (B, S)
+        return out, state, cross(None if weights is None else weights.unsqueeze(1))
 
     def logits(self, out: Tensor) -> Tensor:
         return self.decoder.logits(out)  # (..., V)
@@ -100,6 +100,12 @@ class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
         self.decoder.attention = cast(att.Attention, wrap(self.decoder.attention))
 
 
+def cross(weights: Tensor | None) -> Maps:
+    """The RNN's one attention, (B, T, S) weights, as the interface's maps:
+    cross-attention of one layer and one head (B, 1, 1, T, S)."""
+    return NO_MAPS if weights is None else Maps(cross=weights[:, None, None])
+
+
 def loss_sum(
     model: nn.Module,  # a model, or DistributedDataParallel around one
     src: Tensor,
@@ -108,13 +114,13 @@ def loss_sum(
     tgt_out: Tensor,
     smoothing: float = 0.0,
     chunked: bool = False,
-) -> tuple[Tensor, Tensor | None]:
+) -> tuple[Tensor, Maps]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
-    the attention weights (B, T, S) or None. ``model`` may be wrapped in
+    the attention maps of the pass. ``model`` may be wrapped in
     DistributedDataParallel; ``chunked`` picks seq2seq.model.loss's chunked loss."""
-    out, weights = model(src, src_len, tgt_in)  # (B, T, H)
+    out, maps = model(src, src_len, tgt_in)  # (B, T, H)
     inner = cast(Model, getattr(model, "module", model))  # DDP: in .module
-    return inner.token_loss(out, tgt_out, smoothing, chunked), weights
+    return inner.token_loss(out, tgt_out, smoothing, chunked), maps
 
 
 def build_attention(cfg: RNNConfig, query_dim: int, key_dim: int) -> att.Attention:

@@ -1,7 +1,8 @@
 """Decoding as functions outside the model: greedy search and batched beam search.
 
 Both return, per sentence, hypotheses with the attention weights the model used
-to write them (None for ``none``/``context``). Beam search keeps k hypotheses
+to write them: the map its family's display policy picks (interface.Display;
+the RNN's one attention), None for ``none``/``context``. Beam search keeps k hypotheses
 per sentence in one (B*k)-row batch, so a corpus is decoded with the same few
 large matmuls as greedy search; beam size 1 gives exactly the greedy output.
 """
@@ -14,7 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.errors import UserError
-from seq2seq.model.interface import Model, Rows
+from seq2seq.model.interface import Maps, Model, Rows
 from seq2seq.specials import BOS, EOS
 
 
@@ -118,7 +119,8 @@ def greedy(
     alive = torch.arange(batch, device=device)  # rows of the sentences still writing
     prev = torch.full((batch,), BOS, dtype=torch.long, device=device)
     for t in range(steps):
-        attentional, state, w = model.step(prev, state, memory)
+        attentional, state, maps = model.step(prev, state, memory)
+        w = shown_row(model, maps)  # (A, S) or None
         logits = model.logits(attentional).float()  # (A, V)
         start = logits.new_zeros(len(alive), 1)  # (A, 1): one row per sentence
         best, _, words = best_continuations(logits, start, 1)  # (A, 1) each
@@ -255,7 +257,8 @@ class _Search:
         ``beams.live``) of the sentences that go on searching."""
         k, live = self.k, beams.live
         rows = beams.scores.size(1)  # per sentence: 1 at the first step, then k
-        attentional, state, w = model.step(beams.prev, beams.state, beams.memory)
+        attentional, state, maps = model.step(beams.prev, beams.state, beams.memory)
+        w = shown_row(model, maps)  # (A*rows, S) or None
         logits = model.logits(attentional).float()  # (A*rows, V)
         # 2k candidates: at most k end with EOS, so k can always continue.
         top, parent, word = best_continuations(logits, beams.scores, 2 * k)
@@ -325,6 +328,13 @@ def _finish(
     n = len(tokens) + 1 if eos else len(tokens)  # rows of weights, |y|
     weights = None if history is None else _own(history[row, :n, :n_src])
     return Hypothesis(tokens.tolist(), weights, logp / n**alpha)
+
+
+def shown_row(model: Model, maps: Maps) -> Tensor | None:
+    """One step's map that stands for the model (its display policy), the
+    step's one query: (B, S), or None."""
+    shown = model.shown(maps)  # (B, 1, S)
+    return None if shown is None else shown[:, 0]
 
 
 def _own(weights: Tensor) -> Tensor:

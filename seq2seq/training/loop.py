@@ -2,11 +2,12 @@
 validation, checkpoints (train.py sets it up: :func:`build_loop`).
 
 Every ``val_every`` steps the loop validates (loss, greedy BLEU, the
-watched sentences' heatmaps), saves ``last.pt`` (and ``best.pt`` when ``train.stop_metric``, BLEU
-or loss, improved), and stops early after ``patience`` validations without
-improvement. ``last.pt`` is also written every ``checkpoint_every`` steps and
-holds everything ``--resume`` needs to continue exactly where it was written
-(optimizer, schedule, counters, position in the epoch, RNG states).
+watched sentences' heatmaps), saves ``last.pt`` (and ``best.pt`` when
+``train.stop_metric``, BLEU or loss, improved), and stops early after
+``patience`` validations without improvement. ``last.pt`` is also written
+every ``checkpoint_every`` steps and holds everything ``--resume`` needs to
+continue exactly where it was written (optimizer, schedule, counters,
+position in the epoch, RNG states).
 
 What a benchmark or an experiment needs from a running loop goes through a
 :class:`Callback` (after each validation) and :meth:`Loop.off_the_clock`, not

@@ -96,9 +96,10 @@ def forced(
     for index in batches:
         batch = collate(data.src_ids, data.tgt_ids, index).to(device)
         with autocast(device, precision):
-            loss, weights = loss_sum(
+            loss, maps = loss_sum(
                 model, batch.src, batch.src_len, batch.tgt_in, batch.tgt_out
-            )  # weights (B, T, S) or None
+            )
+        weights = model.shown(maps)  # (B, T, S) or None: the display policy's
         out.loss, out.tokens = out.loss + loss.item(), out.tokens + batch.n_tgt_tokens
         if weights is None:
             continue
@@ -127,7 +128,10 @@ def forced_weights(
     reference fed in (EOS rows and columns included), on the CPU."""
     batch = collate(data.src_ids, data.tgt_ids, index).to(device)
     with autocast(device, precision):
-        _, weights = model(batch.src, batch.src_len, batch.tgt_in)  # (P, T, S)
+        _, maps = model(batch.src, batch.src_len, batch.tgt_in)
+    weights = model.shown(maps)  # (P, T, S): the display policy's map
+    if weights is None:
+        raise ValueError(f"a {model.mode} model has no attention to force-decode")
     return [
         weights[k, : len(data.tgt_ids[i]) + 1, : len(data.src_ids[i]) + 1].float().cpu()
         for k, i in enumerate(index)
