@@ -21,7 +21,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -241,42 +241,40 @@ def exclusive(folder: Path, doing: str, take: bool = True) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-@contextmanager
-def reading(run_dir: Path) -> Iterator[None]:
+def reading(run_dir: Path) -> AbstractContextManager[None]:
     """Read ``run_dir`` (and write files of one's own into it) beside its
     training: evaluate and probe hold this shared lock, any number at once,
     and :func:`deleting` refuses to delete the folder meanwhile. The files
     a reader writes are held apart (:func:`exclusive` on each file's path):
     training replaces its checkpoints whole (atomic_write), so a reader
     loads the one before or the one after, never half of one."""
-    fd = open_lock(lock_file(run_dir, "readers"), run_dir)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UserError(
-                f"{run_dir}: being deleted and made anew (seq2seq train "
-                "--overwrite); run this again once its training has begun"
-            ) from None
-        yield
-    finally:
-        os.close(fd)
+    refused = UserError(
+        f"{run_dir}: being deleted and made anew (seq2seq train --overwrite); "
+        "run this again once its training has begun"
+    )
+    return _readers(run_dir, fcntl.LOCK_SH, refused)
+
+
+def deleting(run_dir: Path) -> AbstractContextManager[None]:
+    """Hold off :func:`reading` while ``run_dir`` is deleted; refused while
+    an evaluation or a probe reads it."""
+    refused = SettingError(
+        f"{{overwrite}} {literal(run_dir)}: refused, nothing deleted: a seq2seq "
+        "evaluate or probe is reading it; wait for it to end, then run this again"
+    )
+    return _readers(run_dir, fcntl.LOCK_EX, refused)
 
 
 @contextmanager
-def deleting(run_dir: Path) -> Iterator[None]:
-    """Hold off :func:`reading` while ``run_dir`` is deleted; refused while
-    an evaluation or a probe reads it."""
+def _readers(run_dir: Path, how: int, refused: UserError) -> Iterator[None]:
+    """The readers' lock of ``run_dir`` held ``how`` (shared or exclusive)
+    for the block, or ``refused`` at once."""
     fd = open_lock(lock_file(run_dir, "readers"), run_dir)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise SettingError(
-                f"{{overwrite}} {literal(run_dir)}: refused, nothing deleted: a "
-                "seq2seq evaluate or probe is reading it; wait for it to end, "
-                "then run this again"
-            ) from None
+            raise refused from None
         yield
     finally:
         os.close(fd)
