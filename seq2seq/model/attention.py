@@ -58,7 +58,7 @@ class Attention(nn.Module):
         weights = self.distribution(query, keys, mask, projected)
         return attend(weights, keys), weights  # (B, D), (B, S)
 
-    # --- every decoder step at once (the decoder's fused path) -------------------
+    # --- every decoder step at once (the sequence path, seq2seq/fastpath.py) ----
 
     def scores_steps(self, queries: Tensor, projected: Tensor) -> Tensor:
         """:meth:`scores` for queries (B, T, Hq) at once: (B, T, S)."""
