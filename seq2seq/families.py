@@ -24,12 +24,11 @@ section by name; the model layer fills it. Every reader goes through
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from seq2seq.errors import UserError
+from seq2seq.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,8 @@ class Family:
     summary: str  # one line: what the model is
 
 
-FAMILIES: dict[str, Family] = {}  # read it through registry()
+REGISTRY = Registry[Family]("model family", "model.family", "seq2seq.model.model")
+FAMILIES = REGISTRY.items  # read it through registry()
 DEFAULT = "rnn"  # a config that names no family
 
 
@@ -53,16 +53,12 @@ def register(
     summary: str,
 ) -> None:
     """Add a family; a name is registered once."""
-    if name in FAMILIES:
-        raise ValueError(f"model family {name!r} is registered twice")
-    FAMILIES[name] = Family(name, config, build, unsupported, summary)
+    REGISTRY.add(name, Family(name, config, build, unsupported, summary))
 
 
 def registry() -> dict[str, Family]:
-    """Every family, registered by the model layer on its first import (by
-    name, not a static import: the model layer sits above this module)."""
-    importlib.import_module("seq2seq.model.model")
-    return FAMILIES
+    """Every family, registered by model/model.py on its first import."""
+    return REGISTRY.all()
 
 
 def sections() -> dict[str, type]:
@@ -71,9 +67,4 @@ def sections() -> dict[str, type]:
 
 
 def family(name: str) -> Family:
-    known = registry()
-    if name not in known:
-        raise UserError(
-            f"config key 'model.family': {name!r} is not one of {', '.join(known)}"
-        )
-    return known[name]
+    return REGISTRY.get(name)

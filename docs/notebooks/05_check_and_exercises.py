@@ -38,7 +38,7 @@ from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.lesson.attention import SingleHeadAttention, causal_mask
 from seq2seq.lesson.checkout import Checkout
 from seq2seq.model.attention import Additive, attend
-from seq2seq.model.model import build_model
+from seq2seq.model.model import build_attention, build_model
 
 home = Checkout.find()  # the lab's paths are spelled from the checkout
 torch.set_grad_enabled(False)  # nothing here trains
@@ -211,13 +211,13 @@ if error:
 elif cfg.model.attention != "scaled_dot":
     print(f"not yet: the decoder still uses {cfg.model.attention!r}")
 else:
-    att = model.decoder.attention
-    keys = torch.randn(2, 5, 2 * cfg.model.encoder.hidden_size)  # (B, S, 2H)
-    _, w = att(
-        torch.randn(2, cfg.model.decoder.hidden_size),
-        keys,
-        torch.ones(2, 5, dtype=torch.bool),
+    query_dim, key_dim = (
+        cfg.model.decoder.hidden_size,
+        2 * cfg.model.encoder.hidden_size,
     )
+    att = build_attention(cfg.model, query_dim, key_dim)  # the part the model holds
+    keys = torch.randn(2, 5, key_dim)  # (B, S, 2H)
+    _, w = att(torch.randn(2, query_dim), keys, torch.ones(2, 5, dtype=torch.bool))
     assert torch.allclose(w.sum(-1), torch.ones(2))
     print(
         f"done: {type(att).__name__}, weights sum to 1; scores divided by "

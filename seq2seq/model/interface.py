@@ -98,7 +98,10 @@ class Display:
         if found is None:
             return None
         layer = found[:, self.layer]  # (B, heads, Q, K)
-        return layer.mean(dim=1) if self.head is None else layer[:, self.head]
+        if self.head is not None:
+            return layer[:, self.head]
+        # one head (the RNN's, at every search step): itself, not a mean's copy
+        return layer[:, 0] if layer.size(1) == 1 else layer.mean(dim=1)
 
 
 @dataclass(frozen=True)
