@@ -30,12 +30,12 @@ $(STAMP): pyproject.toml constraints.txt
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -c "$(WARM)"
 	touch $(STAMP)
 
-# The recurrences' compiled step loops (seq2seq/model/compiled.py): about 25 s
+# The recurrences' compiled step loops (seq2seq/model/fast/compiled.py): about 25 s
 # with g++, again when their source or torch changes; without a compiler one
 # line says the Python loops will run.
-BUILT := seq2seq/model/csrc/build/.built
-$(BUILT): $(STAMP) $(wildcard seq2seq/model/csrc/*.cpp seq2seq/model/csrc/*.h)
-	$(PY) -m seq2seq.model.compiled
+BUILT := seq2seq/model/fast/csrc/build/.built
+$(BUILT): $(STAMP) $(wildcard seq2seq/model/fast/csrc/*.cpp seq2seq/model/fast/csrc/*.h)
+	$(PY) -m seq2seq.model.fast.compiled
 	mkdir -p $(dir $(BUILT)) && touch $(BUILT)
 
 install: $(STAMP) $(BUILT)
@@ -85,4 +85,4 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix seq2seq tests scripts docs/notebooks
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache seq2seq/model/csrc/build
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache seq2seq/model/fast/csrc/build

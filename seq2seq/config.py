@@ -178,9 +178,79 @@ class RNNConfig:
             )
 
 
+@dataclass(frozen=True)
+class TransformerConfig:
+    """The Transformer family's model section (model/transformer/ builds it;
+    Vaswani et al. 2017). ``residual``, ``norm: none`` and ``causal`` are the
+    lesson's ablations: each trains and is named by :attr:`variant`."""
+
+    family: Literal["transformer"] = key(
+        "transformer",
+        "the model family (seq2seq/families.py); the keys below are its own",
+    )
+    layers: int = key(3, "encoder layers, and as many decoder layers", rng=LAYERS)
+    heads: int = key(4, "attention heads; d_model must divide by them", rng=LAYERS)
+    d_model: int = key(256, "every position's vector width", rng=WIDTH)
+    ffn: int = key(1024, "the position-wise feed-forward's inner width", rng=WIDTH)
+    dropout: float = key(
+        0.1, "on embeddings, sublayer outputs, inside the FFN", rng=BELOW_1
+    )
+    attention_dropout: float = key(0.0, "on the attention weights", rng=BELOW_1)
+    norm: Literal["pre", "post", "none"] = key(
+        "pre",
+        "LayerNorm before each sublayer (pre), after its residual sum (post, "
+        "the paper's), or none (an ablation)",
+    )
+    residual: bool = key(True, "x + sublayer(x); false is an ablation")
+    causal: bool = key(
+        True,
+        "the decoder reads only the target prefix; false is an ablation that "
+        "reads the future in training, which search cannot give it",
+    )
+    positions: Literal["sinusoidal", "learned"] = key(
+        "sinusoidal", "position vectors: the paper's sinusoids, or a learned table"
+    )
+    max_positions: int = key(
+        1024, "learned positions: the longest sentence, in subwords", rng=WIDTH
+    )
+    tie_embeddings: bool = key(
+        True, "the output layer is the target embedding (Press & Wolf 2017)"
+    )
+    fused_attention: bool = key(
+        True,
+        "torch's fused scaled_dot_product_attention where no weights are "
+        "asked for; false: Eq. 1 written out (the reference)",
+    )
+
+    def __post_init__(self) -> None:
+        _check(
+            self.d_model % self.heads == 0,
+            "model.heads",
+            f"d_model {self.d_model} does not divide into {self.heads} heads; "
+            "pick heads that divide it (or a d_model that is a multiple)",
+        )
+        _check(
+            self.d_model % 2 == 0 or self.positions == "learned",
+            "model.d_model",
+            f"sinusoidal positions pair sines and cosines: {self.d_model} must be even",
+        )
+
+    @property
+    def variant(self) -> str:
+        """The run's name beside its family: ``multihead``, the standard, or
+        what it changes (``post-norm``, ``no-norm``, ``no-residual``,
+        ``non-causal``, joined by ``+``): tables and legends show it."""
+        changes = [
+            {"pre": "", "post": "post-norm", "none": "no-norm"}[self.norm],
+            "" if self.residual else "no-residual",
+            "" if self.causal else "non-causal",
+        ]
+        return "+".join(c for c in changes if c) or "multihead"
+
+
 # The model section: the section of the family ``model.family`` names
 # (families.py), one type per registered family.
-ModelConfig = RNNConfig
+ModelConfig = RNNConfig | TransformerConfig
 
 
 @dataclass(frozen=True)
@@ -256,14 +326,14 @@ class TrainConfig:
         False,
         "output layer + cross-entropy in cache-sized chunks (model/loss.py)",
     )
-    # On by default: a run's config.yaml keeps the path it asked for, and an
+    # A run's config.yaml keeps the path it asked for, and an
     # older one's fused_recurrence reads as steps or sequence (RENAMED).
     recurrence: Literal["auto", "compiled", "sequence", "steps"] = key(
         "auto",
         "how the recurrences train: steps (the cells step by step, the "
         "reference), sequence (each layer over all steps as one node, "
-        "model/recurrence.py), compiled (the same with C++ loops), auto (the "
-        "fastest this machine and model support; seq2seq/fastpath.py)",
+        "model/fast/recurrence.py), compiled (the same with C++ loops), auto (the "
+        "fastest this machine and model support; model/fast/)",
     )
     # Platanios et al. 2019; the stopping rule counts only once every pair is open.
     curriculum_steps: int = key(

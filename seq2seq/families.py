@@ -1,9 +1,10 @@
 """The registry of model families: ``model.family``'s name -> the family.
 
 A family is registered once, beside its builder (the RNN's at the end of
-model/model.py)::
+model/model.py, the Transformer's at the end of model/transformer/model.py;
+model/registered.py imports both)::
 
-    register("rnn", RNNConfig, build_rnn, fastpath.unsupported,
+    register("rnn", RNNConfig, build_rnn, fast.path.unsupported,
              "an RNN encoder-decoder with one attention over the source")
 
 - its name, the value of ``model.family`` (``rnn`` where a config names
@@ -40,7 +41,7 @@ class Family:
     summary: str  # one line: what the model is
 
 
-REGISTRY = Registry[Family]("model family", "model.family", "seq2seq.model.model")
+REGISTRY = Registry[Family]("model family", "model.family", "seq2seq.model.registered")
 FAMILIES = REGISTRY.items  # read it through registry()
 DEFAULT = "rnn"  # a config that names no family
 
@@ -57,7 +58,7 @@ def register(
 
 
 def registry() -> dict[str, Family]:
-    """Every family, registered by model/model.py on its first import."""
+    """Every family, registered by model/registered.py on its first import."""
     return REGISTRY.all()
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import yaml
 
+from seq2seq import families
 from seq2seq.errors import UserError, first_line
 
 
@@ -45,11 +46,18 @@ def read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 
 def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge: mappings merge key by key, other values replace."""
+    """Deep merge: mappings merge key by key, other values replace. A
+    section of another family (its ``family`` key names another than its
+    base's, seq2seq/families.py's default where the base names none)
+    replaces the base's whole: a Transformer's file over an RNN's base
+    keeps the data and the training, not the RNN's keys."""
     out = dict(base)
     for key, value in top.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
+        below = out.get(key)
+        if isinstance(value, dict) and isinstance(below, dict):
+            ours = below.get(TAG, families.DEFAULT)
+            other = TAG in value and value[TAG] != ours
+            out[key] = value if other else merge(below, value)
         else:
             out[key] = value
     return out

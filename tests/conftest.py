@@ -314,7 +314,7 @@ class SourceBlind(EncoderDecoder[Nothing, LastToken]):
         h = torch.tanh(self.embed(prev))  # (B, H)
         return h, LastToken(h), even(memory.mask, 1)
 
-    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor):  # noqa: ANN201
+    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor, maps=True):  # noqa: ANN201
         maps = even(src != PAD, tgt_in.size(1))
         return torch.tanh(self.embed(tgt_in)), maps  # (B, T, H)
 

@@ -14,6 +14,7 @@ from seq2seq import modes
 from seq2seq.config import RNNConfig
 from seq2seq.errors import UserError
 from seq2seq.model import attention as att
+from seq2seq.model.fast.steps import attend_steps
 from seq2seq.model.model import build_model
 from seq2seq.modes import Sizes
 from seq2seq.typed_yaml import build
@@ -77,14 +78,14 @@ def check_precomputed(module: att.Attention) -> None:
 
 
 def check_steps(module: att.Attention) -> None:
-    """Every step at once (the decoder's fused path) equals one step at a
+    """Every step at once (the sequence path, model/fast/steps.py) equals one step at a
     time, forward and backward."""
     torch.manual_seed(5)
     queries = torch.randn(B, 4, D, requires_grad=True)  # (B, T, Hq)
     keys = torch.randn(B, S, D)
     projected = module.project_keys(keys, MASK)
     steps = [module(q, keys, MASK, projected) for q in queries.unbind(1)]
-    context, weights = module.forward_steps(queries, keys, MASK, projected)
+    context, weights = attend_steps(module, queries, keys, MASK, projected)
     torch.testing.assert_close(context, torch.stack([c for c, _ in steps], 1))
     if module.has_alignment:
         torch.testing.assert_close(weights, torch.stack([w for _, w in steps], 1))

@@ -1,4 +1,4 @@
-"""The compiled step loops (seq2seq/model/compiled.py): where they can run,
+"""The compiled step loops (seq2seq/model/fast/compiled.py): where they can run,
 their build keyed by what went into it, a missing or damaged build said in one
 line, and the tensors they do not take sent to the Python loops. (That they
 compute what the Python loops compute is test_recurrence.py's.)"""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from seq2seq.model import compiled
-from seq2seq.model.recurrence import PYTHON
+from seq2seq.model.fast import compiled
+from seq2seq.model.fast.recurrence import PYTHON
 
 
 @pytest.fixture

@@ -163,6 +163,7 @@ def test_the_readmes_reading_path_is_the_whole_model_in_order() -> None:
     assert [n for n in names if n in order] == order
     modules = {p.name for p in (REPO / "seq2seq/model").glob("*.py")}
     assert modules - {"__init__.py"} == set(names)
+    assert "| [fast/](seq2seq/model/fast/) |" in section  # after the reference
 
 
 def test_the_readme_holds_no_history() -> None:

@@ -70,8 +70,9 @@ def test_a_config_without_a_family_is_an_rnn() -> None:
 def test_an_unknown_family_lists_the_known_ones(toy_family) -> None:
     with pytest.raises(UserError) as err:
         load_config("configs/synth_ende/additive.yaml", ["model.family=transformr"])
-    assert "config key 'model.family': 'transformr' is not one of rnn, toy" in str(
-        err.value
+    assert (
+        "config key 'model.family': 'transformr' is not one of rnn, transformer, toy"
+        in str(err.value)
     )
 
 
@@ -117,7 +118,7 @@ def test_a_toy_family_trains_evaluates_and_translates(
     assert saved["model"] == {"family": "toy", "width": 12}
     greedy = evaluate(run_dir, "test", "best", "cpu")
     beam = evaluate(run_dir, "test", "best", "cpu", Decoding(3))
-    assert (greedy.family, greedy.label()) == ("toy", "toy")
+    assert (greedy.family, greedy.label()) == ("toy", "toy/even")  # its mode
     assert greedy.aer is not None and 0 <= greedy.aer <= 1  # its even attention
     assert beam.scores.n == greedy.scores.n == 20
     before = snapshot(run_dir)

@@ -1,6 +1,7 @@
-"""The recurrences over whole sequences (model/recurrence.py), their step
-loops in Python and compiled (model/compiled.py), the input-feeding decoder
-as one node (model/feeding.py), and the paths that use them
+"""The recurrences over whole sequences (model/fast/recurrence.py), their
+step loops in Python and compiled (fast/compiled.py), the input-feeding
+decoder as one node (fast/feeding.py), the encoder and the decoder on them
+(fast/encoding.py, fast/decoding.py), and the paths that use them
 (train.recurrence: sequence, compiled, auto) against the step-by-step
 reference: the same mathematics, so gradcheck in float64 and agreement to
 rounding in float32, for every loop implementation."""
@@ -22,10 +23,11 @@ from seq2seq.config import (
     config_from_dict,
 )
 from seq2seq.errors import UserError
-from seq2seq.model import compiled
 from seq2seq.model.encoder import Encoder
-from seq2seq.model.model import Seq2Seq, build_model, choose_path, loss_sum
-from seq2seq.model.recurrence import (
+from seq2seq.model.fast import compiled
+from seq2seq.model.fast.encoding import encode_sequence
+from seq2seq.model.fast.path import choose_path
+from seq2seq.model.fast.recurrence import (
     PYTHON,
     GRUSequence,
     Loops,
@@ -33,6 +35,7 @@ from seq2seq.model.recurrence import (
     gru_sequence,
     run_lstm,
 )
+from seq2seq.model.model import Seq2Seq, build_model, loss_sum
 from seq2seq.typed_yaml import build
 
 
@@ -153,7 +156,7 @@ def test_loss_and_gradients_equal_the_step_loop(mode, layers, rnn, path, toy_bat
         torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-7)
 
 
-def test_input_feeding_fused_equals_the_step_loop(path, toy_batch) -> None:
+def test_input_feeding_in_one_node_equals_the_step_loop(path, toy_batch) -> None:
     """The one-node input-feeding decoder (feeding.py, additive): loss,
     gradients and attention weights within 1e-5 of the step loop."""
     step, fast = (model("additive", 1, feeding=True, path=p) for p in ("steps", path))
@@ -177,7 +180,7 @@ FUSED_MODELS = [
 
 
 @pytest.mark.parametrize("mode, layers, feeding, rnn", FUSED_MODELS)
-def test_gradcheck_the_fused_decoder_in_float64(
+def test_gradcheck_the_sequence_path_decoder_in_float64(
     mode, layers, feeding, rnn, path, toy_batch
 ):
     """Every differentiable mode without input feeding, and ``additive`` with
@@ -200,7 +203,7 @@ def test_gradcheck_the_fused_decoder_in_float64(
 @pytest.mark.parametrize(
     "feeding, rnn", [(False, "gru"), (True, "gru"), (False, "lstm")]
 )
-def test_fused_training_follows_the_step_loop_for_16_steps(
+def test_sequence_path_training_follows_the_step_loop_for_16_steps(
     feeding, rnn, path, toy_batch
 ):
     """Adam from the same start, the same batch 16 times: every step's loss
@@ -282,7 +285,7 @@ def test_an_old_config_keeps_its_path() -> None:
     [(True, False, 1), (True, False, 2), (False, False, 2), (False, True, 1)],
 )
 @pytest.mark.parametrize("rnn", [nn.GRU, nn.LSTM])
-def test_the_fused_encoder_equals_the_packed_one(
+def test_the_sequence_path_encoder_equals_the_packed_one(
     rnn, bidirectional, reverse, layers, loops
 ):
     """Annotations (zeros on padding), summary and gradients, padded rows."""
@@ -291,14 +294,18 @@ def test_the_fused_encoder_equals_the_packed_one(
     src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0], [4, 3, 0, 0, 0]])
     src_len, mask = torch.tensor([5, 3, 2]), src != 0
     outs = {}
-    for fused in (False, True):  # forward_sequence: forward keeps an LSTM packed
+    for one_node in (False, True):  # encode_sequence: an LSTM is packed in training
         encoder.zero_grad()
-        if fused:
-            states, final = encoder.forward_sequence(src, src_len, mask, loops)
+        if one_node:
+            states, final = encode_sequence(encoder, src, src_len, mask, loops)
         else:
             states, final = encoder(src, src_len, mask)
         (states.pow(2).sum() + final.sum()).backward()
-        outs[fused] = [states, final, *(p.grad.clone() for p in encoder.parameters())]
+        outs[one_node] = [
+            states,
+            final,
+            *(p.grad.clone() for p in encoder.parameters()),
+        ]
     assert torch.all(outs[True][0][~mask] == 0)
     for got, want in zip(outs[True], outs[False], strict=True):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)

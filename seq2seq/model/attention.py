@@ -15,7 +15,8 @@ name in ``model.attention`` and how to build it from the model's sizes.
 Score functions whose keys go through a matrix project them once per batch in
 :meth:`Attention.project_keys`; the decoder passes the result back on every
 step (``projected=``) instead of recomputing it. Nothing is stored on the
-module between calls.
+module between calls. These are the reference, one step at a time; the
+sequence path's every-step-at-once rules live in model/fast/steps.py.
 """
 
 from __future__ import annotations
@@ -58,49 +59,6 @@ class Attention(nn.Module):
         weights = self.distribution(query, keys, mask, projected)
         return attend(weights, keys), weights  # (B, D), (B, S)
 
-    # --- every decoder step at once (the sequence path, seq2seq/fastpath.py) ----
-
-    def scores_steps(self, queries: Tensor, projected: Tensor) -> Tensor:
-        """:meth:`scores` for queries (B, T, Hq) at once: (B, T, S)."""
-        raise NotImplementedError
-
-    def forward_steps(
-        self, queries: Tensor, keys: Tensor, mask: Tensor, projected: Tensor
-    ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`forward` for every query of (B, T, Hq): contexts (B, T, D),
-        weights (B, T, S) or None. A mode defined by its scores, with
-        :meth:`scores_steps`, takes one softmax over (B, T, S) and one bmm;
-        any other mode runs its own forward vectorised over T (vmap)."""
-        batched = type(self).scores_steps is not Attention.scores_steps
-        if type(self).forward is not Attention.forward or not batched:
-            return forward_by_vmap(self, queries, keys, mask, projected)
-        weights = self.distribution_steps(queries, mask, projected)
-        return torch.bmm(weights.to(keys.dtype), keys), weights  # (B, T, D)
-
-    def distribution_steps(
-        self, queries: Tensor, mask: Tensor, projected: Tensor
-    ) -> Tensor:
-        """:meth:`distribution` for every step: (B, T, S), 0 on padding."""
-        scores = self.scores_steps(queries, projected)  # (B, T, S)
-        return torch.softmax(scores.masked_fill(~mask[:, None], float("-inf")), -1)
-
-
-def forward_by_vmap(
-    module: Attention, queries: Tensor, keys: Tensor, mask: Tensor, projected: Tensor
-) -> tuple[Tensor, Tensor | None]:
-    """``module``'s one-step forward for every query of (B, T, Hq) (vmap)."""
-
-    def one_step(query: Tensor) -> tuple[Tensor, Tensor]:
-        context, weights = module(query, keys, mask, projected)
-        # vmap stacks only outputs that depend on the step; a context or weights
-        # that do not get the step's empty sum added, an exact 0 (B, 1).
-        zero = query[:, :0].sum(dim=1, keepdim=True)
-        weights = context if weights is None else weights
-        return context + zero, weights + zero
-
-    context, weights = torch.vmap(one_step, in_dims=1, out_dims=1)(queries)
-    return context, weights if module.has_alignment else None
-
 
 class NoContext(Attention):
     """``none`` (Sutskever et al. 2014): the source reaches the decoder only
@@ -117,11 +75,6 @@ class NoContext(Attention):
         self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
     ) -> tuple[Tensor, None]:
         return query.new_zeros(query.size(0), self.key_dim), None  # (B, D)
-
-    def forward_steps(
-        self, queries: Tensor, keys: Tensor, mask: Tensor, projected: Tensor
-    ) -> tuple[Tensor, None]:
-        return queries.new_zeros(*queries.shape[:2], self.key_dim), None  # (B, T, D)
 
 
 class FinalState(Attention):
@@ -146,12 +99,6 @@ class FinalState(Attention):
         summary = self.project_keys(keys, mask) if projected is None else projected
         return summary, None
 
-    def forward_steps(
-        self, queries: Tensor, keys: Tensor, mask: Tensor, projected: Tensor
-    ) -> tuple[Tensor, None]:
-        steps = queries.size(1)
-        return projected.unsqueeze(1).expand(-1, steps, -1), None  # (B, T, D)
-
 
 class MeanPool(Attention):
     """``mean``: uniform weights over the real source positions."""
@@ -162,16 +109,6 @@ class MeanPool(Attention):
         weights = mask.to(keys.dtype)
         weights = weights / weights.sum(dim=1, keepdim=True)  # (B, S)
         return attend(weights, keys), weights
-
-    def forward_steps(
-        self, queries: Tensor, keys: Tensor, mask: Tensor, projected: Tensor
-    ) -> tuple[Tensor, Tensor]:
-        context, weights = self(queries[:, 0], keys, mask)  # the same every step
-        steps = queries.size(1)
-        return (
-            context.unsqueeze(1).expand(-1, steps, -1),  # (B, T, D)
-            weights.unsqueeze(1).expand(-1, steps, -1),  # (B, T, S)
-        )
 
 
 class Additive(Attention):
@@ -191,11 +128,6 @@ class Additive(Attention):
         hidden = torch.tanh(self.query_proj(query).unsqueeze(1) + projected)
         return cast(Tensor, self.v(hidden)).squeeze(-1)  # (B, S)
 
-    def scores_steps(self, queries: Tensor, projected: Tensor) -> Tensor:
-        # (B, T, 1, A) + (B, 1, S, A): every step's tanh(W q + U k) (B, T, S, A)
-        hidden = torch.tanh(self.query_proj(queries).unsqueeze(2) + projected[:, None])
-        return cast(Tensor, self.v(hidden)).squeeze(-1)  # (B, T, S)
-
 
 class Hard(Additive):
     """``hard``: attend to exactly one source position, the argmax of the
@@ -212,23 +144,12 @@ class Hard(Additive):
         weights = one_hot + soft - soft.detach()  # value: one_hot; gradient: soft's
         return attend(weights, keys), weights
 
-    def forward_steps(
-        self, queries: Tensor, keys: Tensor, mask: Tensor, projected: Tensor
-    ) -> tuple[Tensor, Tensor]:
-        soft = self.distribution_steps(queries, mask, projected)  # (B, T, S)
-        one_hot = F.one_hot(soft.argmax(-1), soft.size(-1)).to(soft.dtype)
-        weights = one_hot + soft - soft.detach()
-        return torch.bmm(weights.to(keys.dtype), keys), weights  # (B, T, D)
-
 
 class Dot(Attention):
     """Luong et al. 2015, Eq. 8 (dot): e = h_t^T h_s. Needs Hq == D."""
 
     def scores(self, query: Tensor, projected: Tensor) -> Tensor:
         return torch.bmm(projected, query.unsqueeze(2)).squeeze(2)  # (B, S)
-
-    def scores_steps(self, queries: Tensor, projected: Tensor) -> Tensor:
-        return torch.bmm(queries, projected.transpose(1, 2))  # (B, T, S)
 
 
 class ScaledDot(Dot):
@@ -237,9 +158,6 @@ class ScaledDot(Dot):
 
     def scores(self, query: Tensor, projected: Tensor) -> Tensor:
         return super().scores(query, projected) / math.sqrt(query.size(-1))
-
-    def scores_steps(self, queries: Tensor, projected: Tensor) -> Tensor:
-        return super().scores_steps(queries, projected) / math.sqrt(queries.size(-1))
 
 
 class General(Dot):

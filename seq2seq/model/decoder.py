@@ -20,9 +20,7 @@ from typing import cast
 import torch
 from torch import Tensor, nn
 
-from seq2seq.model.attention import Additive, Attention
-from seq2seq.model.feeding import additive_feeding
-from seq2seq.model.recurrence import Loops, gru_sequence, lstm_sequence
+from seq2seq.model.attention import Attention
 from seq2seq.specials import PAD
 
 
@@ -71,12 +69,8 @@ class Decoder(nn.Module):
         layers: int,
         dropout: float,
         input_feeding: bool,
-        loops: Loops | None = None,
     ) -> None:
         super().__init__()
-        # Teacher forcing's path, chosen once (seq2seq/fastpath.py): the step
-        # loop (None), or every layer over all steps as one node run by loops.
-        self.loops = loops
         self.attention = attention
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
@@ -123,12 +117,16 @@ class Decoder(nn.Module):
             x = self.dropout(h)  # between layers
         # context (B, D); weights (B, S), None for the modes without alignment
         context, weights = self.attention(h, memory.keys, memory.mask, memory.projected)
-        # h~_t = tanh(W_c [h_t; c_t]) (B, H), Luong Eq. 5
-        attentional = torch.tanh(self.combine(torch.cat([h, context], dim=-1)))
+        attentional = self.attentional(h, context)  # (B, H)
         new = DecoderState(
             torch.stack(hidden), torch.stack(cells) if cells else None, attentional
         )
         return attentional, new, weights
+
+    def attentional(self, h: Tensor, context: Tensor) -> Tensor:
+        """h~ = tanh(W_c [h; c]), Luong Eq. 5: (..., H) from h (..., H) and the
+        context (..., D), one step's or every step's (model/fast/decoding.py)."""
+        return torch.tanh(self.combine(torch.cat([h, context], dim=-1)))
 
     def logits(self, attentional: Tensor) -> Tensor:
         return cast(Tensor, self.output(self.dropout(attentional)))  # (..., V)
@@ -136,11 +134,8 @@ class Decoder(nn.Module):
     def forward(self, tgt_in: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing over (B, T) inputs: the attentional vectors h~ (B, T, H)
         and the weights (B, T, S). ``logits`` (or the loss, seq2seq.model.loss) takes
-        h~ on to the vocabulary. With ``loops``: :meth:`forward_sequence`, the
-        same mathematics in whole-sequence operations (this step loop is the
-        reference, and what search uses)."""
-        if self.loops is not None:
-            return self.forward_sequence(tgt_in, memory, self.loops)
+        h~ on to the vocabulary. This step loop is the reference; the fast paths
+        (model/fast/) compute the same in whole-sequence operations."""
         state = self.init_state(memory)
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E), once for all steps
         outputs: list[Tensor] = []
@@ -154,36 +149,3 @@ class Decoder(nn.Module):
                 weights.append(w)
         alignment = torch.stack(weights, dim=1) if weights else None
         return torch.stack(outputs, dim=1), alignment  # (B, T, H), (B, T, S)
-
-    def forward_sequence(
-        self, tgt_in: Tensor, memory: Memory, loops: Loops
-    ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`forward` without input feeding, GRU or LSTM cells: h_t does not
-        depend on the attention, so each layer runs over all steps as one
-        autograd node (recurrence.py), then the attention of every step at
-        once (Attention.forward_steps: (B, T, S) scores in a few batched
-        ops), then Eq. 5 for all steps. Dropout masks are drawn for the
-        whole sequence."""
-        state = self.init_state(memory)
-        x = self.dropout(self.embed(tgt_in))  # (B, T, E)
-        if self.input_feeding:  # the whole step in one node (feeding.py)
-            assert type(self.attention) is Additive and len(self.cells) == 1
-            assert not self.is_lstm, "the step loop does LSTMs with input feeding"
-            return additive_feeding(loops, self, x, state.hidden[0], memory)
-        for layer, cell in enumerate(self.cells):
-            if state.cell is not None:  # an LSTM
-                lstm = cast(nn.LSTMCell, cell)
-                h = lstm_sequence(
-                    loops, lstm, x, state.hidden[layer], state.cell[layer]
-                )
-            else:
-                h = gru_sequence(
-                    loops, cast(nn.GRUCell, cell), x, state.hidden[layer]
-                )  # (B, T, H)
-            x = self.dropout(h)  # between layers
-        context, weights = self.attention.forward_steps(
-            h, memory.keys, memory.mask, memory.projected
-        )  # (B, T, D), (B, T, S) or None
-        # h~_t = tanh(W_c [h_t; c_t]) for every t (B, T, H), Luong Eq. 5
-        attentional = torch.tanh(self.combine(torch.cat([h, context], dim=-1)))
-        return attentional, weights

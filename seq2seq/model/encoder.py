@@ -18,7 +18,6 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq.model.attention import final_state
-from seq2seq.model.recurrence import PYTHON, Loops, Weights, run_gru, run_lstm
 from seq2seq.specials import PAD
 
 
@@ -33,12 +32,8 @@ class Encoder(nn.Module):
         bidirectional: bool,
         dropout: float,
         reverse: bool = False,
-        loops: Loops | None = None,
     ) -> None:
         super().__init__()
-        # A GRU encoder's path, chosen once (seq2seq/fastpath.py): the packed
-        # nn.GRU (None), or each layer as one node run by ``loops``.
-        self.loops = loops if rnn is nn.GRU else None
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
         self.rnn = rnn(
@@ -56,12 +51,9 @@ class Encoder(nn.Module):
     def forward(
         self, src: Tensor, src_len: Tensor, mask: Tensor
     ) -> tuple[Tensor, Tensor]:
-        """Returns the annotations (B, S, D) and the final summary (B, D).
-        With ``loops`` (a GRU): :meth:`forward_sequence`, the same mathematics.
-        An LSTM stays packed: ``nn.LSTM`` has a oneDNN kernel on the CPU, and
-        the demo's step trained faster with it (docs/speed.md)."""
-        if self.loops is not None:
-            return self.forward_sequence(src, src_len, mask)
+        """Returns the annotations (B, S, D) and the final summary (B, D). The
+        reference; the fast paths run a GRU's layers as nodes of their own
+        (model/fast/encoding.py), the same mathematics."""
         x = self.dropout(self.embed(src))  # (B, S, E)
         if self.reverse:
             order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
@@ -76,58 +68,6 @@ class Encoder(nn.Module):
             states = states.gather(1, order.unsqueeze(-1).expand_as(states))
         final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
         return states, final
-
-    def forward_sequence(
-        self, src: Tensor, src_len: Tensor, mask: Tensor, loops: Loops | None = None
-    ) -> tuple[Tensor, Tensor]:
-        """:meth:`forward` with each direction of each layer as one autograd
-        node (recurrence.py) instead of the packed ``nn.GRU`` or ``nn.LSTM``.
-        Packing is not needed: a right-padded row read forward reaches its
-        padding only after its last word, and the backward direction reads
-        each row's words reversed in place (:func:`reversed_order`), padding
-        still last. The states at padding are set to 0, as packing leaves
-        them. ``loops``: whose step loops (default: the encoder's own, else
-        recurrence.PYTHON; tests compare the packed LSTM with this)."""
-        loops = loops or self.loops or PYTHON
-        x = self.dropout(self.embed(src))  # (B, S, E)
-        order = reversed_order(src_len.to(src.device), src.size(1))  # (B, S)
-        if self.reverse:
-            x = _permute(x, order)
-        keep = mask.unsqueeze(-1).to(x.dtype)  # (B, S, 1)
-        directions = ["", "_reverse"] if self.bidirectional else [""]
-        h0 = x.new_zeros(len(directions), x.size(0), self.rnn.hidden_size)
-        for layer in range(self.rnn.num_layers):
-            if layer > 0:  # nn.GRU's dropout between layers
-                x = nn.functional.dropout(x, self.rnn.dropout, self.training)
-            # both directions in one recurrence: the backward one reads each
-            # row's words reversed (K, B, S, E)
-            inputs = [x, _permute(x, order)][: len(directions)]
-            weights = [self._weights(layer, d) for d in directions]
-            if isinstance(self.rnn, nn.LSTM):  # c0 = 0 as well
-                out = run_lstm(loops, torch.stack(inputs), h0, h0, weights)[0]
-            else:
-                out = run_gru(loops, torch.stack(inputs), h0, weights)  # (K, B, S, H)
-            if self.bidirectional:
-                out = torch.cat([out[0], _permute(out[1], order)], dim=-1)  # (B, S, 2H)
-            else:
-                out = out[0]
-            x = out * keep  # zeros on padding
-        states = _permute(x, order) if self.reverse else x  # source order
-        final = final_state(states, mask, self.bidirectional, self.reverse)  # (B, D)
-        return states, final
-
-    def _weights(self, layer: int, suffix: str) -> Weights:
-        """nn.GRU's or nn.LSTM's (w_ih, w_hh, b_ih, b_hh) of one layer and direction."""
-        w_ih, w_hh, b_ih, b_hh = (
-            getattr(self.rnn, f"{n}_l{layer}{suffix}")
-            for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        )
-        return w_ih, w_hh, b_ih, b_hh
-
-
-def _permute(x: Tensor, order: Tensor) -> Tensor:
-    """Rows of x (B, S, F) reordered along S by ``order`` (B, S)."""
-    return x.gather(1, order.unsqueeze(-1).expand_as(x))
 
 
 def reversed_order(lengths: Tensor, max_len: int) -> Tensor:

@@ -10,9 +10,11 @@ Transformer's ``EncoderDecoder`` does with ``encode``/``decode``:
 - :meth:`~EncoderDecoder.init_state` and :meth:`~EncoderDecoder.step` write
   the target one token at a time (search), each step's output going through
   :meth:`~EncoderDecoder.logits` to the vocabulary;
-- ``forward`` runs teacher forcing over a whole target (training, forced
-  decoding), and :meth:`~EncoderDecoder.token_loss` takes its output to the
-  summed cross-entropy.
+- ``forward(src, src_len, tgt_in, maps=True)`` runs teacher forcing over a
+  whole target (training, forced decoding), and
+  :meth:`~EncoderDecoder.token_loss` takes its output to the summed
+  cross-entropy. ``maps=False`` says no caller reads the attention (a
+  training step): a family may then skip forming it.
 
 Both return every attention map they computed as one value, :class:`Maps`
 (by kind, each layers x heads); where one matrix is wanted, the family's

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import cast
 
 import torch
 from torch import Tensor, nn
 
-from seq2seq import families, fastpath
-from seq2seq.config import ModelConfig, RNNConfig
-from seq2seq.errors import UserError
+from seq2seq import families
+from seq2seq.config import ModelConfig, RNNConfig, TransformerConfig
 from seq2seq.model import attention as att
-from seq2seq.model import compiled
 from seq2seq.model.decoder import Decoder, DecoderState, Memory
 from seq2seq.model.encoder import Encoder
+from seq2seq.model.fast.path import RecurrencePath, choose_path, unsupported
 from seq2seq.model.interface import NO_MAPS, EncoderDecoder, Maps, Model, Reading
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
-from seq2seq.model.recurrence import PYTHON, Loops
 from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
 from seq2seq.typed_yaml import to_dict
@@ -38,20 +35,22 @@ class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
         self.encoder = encoder
         self.decoder = decoder
         self.mode = mode  # the context mode's name (model.attention), for reports
-        self.path = path  # how its recurrences train (seq2seq/fastpath.py)
+        self.path = path  # how its recurrences train (model/fast/path.py)
 
     def encode(self, src: Tensor, src_len: Tensor) -> Memory:
         mask = src != PAD  # (B, S)
-        states, final = self.encoder(src, src_len, mask)
+        states, final = self.path.encode(self.encoder, src, src_len, mask)
         return self.decoder.memory(states, final, mask)
 
     def forward(
-        self, src: Tensor, src_len: Tensor, tgt_in: Tensor
+        self, src: Tensor, src_len: Tensor, tgt_in: Tensor, maps: bool = True
     ) -> tuple[Tensor, Maps]:
         """The attentional vectors h~ (B, T, H) under teacher forcing (``logits``
         takes them to the vocabulary), and the cross-attention, one layer and
-        one head (B, 1, 1, T, S), where the mode has weights."""
-        out, weights = self.decoder(tgt_in, self.encode(src, src_len))
+        one head (B, 1, 1, T, S), where the mode has weights (computed
+        whatever ``maps`` says: every step needs them)."""
+        memory = self.encode(src, src_len)
+        out, weights = self.path.teacher_forcing(self.decoder, tgt_in, memory)
         return out, cross(weights)
 
     def init_state(self, memory: Memory) -> DecoderState:
@@ -114,13 +113,15 @@ def loss_sum(
     tgt_out: Tensor,
     smoothing: float = 0.0,
     chunked: bool = False,
+    maps: bool = True,
 ) -> tuple[Tensor, Maps]:
     """Summed token cross-entropy under teacher forcing (padding ignored), and
-    the attention maps of the pass. ``model`` may be wrapped in
-    DistributedDataParallel; ``chunked`` picks seq2seq.model.loss's chunked loss."""
-    out, maps = model(src, src_len, tgt_in)  # (B, T, H)
+    the attention maps of the pass (``maps`` False: a family may skip them,
+    as training does). ``model`` may be wrapped in DistributedDataParallel;
+    ``chunked`` picks seq2seq.model.loss's chunked loss."""
+    out, found = model(src, src_len, tgt_in, maps=maps)  # (B, T, H)
     inner = cast(Model, getattr(model, "module", model))  # DDP: in .module
-    return inner.token_loss(out, tgt_out, smoothing, chunked), maps
+    return inner.token_loss(out, tgt_out, smoothing, chunked), found
 
 
 def build_attention(cfg: RNNConfig, query_dim: int, key_dim: int) -> att.Attention:
@@ -165,7 +166,6 @@ def build_rnn(
         enc.bidirectional,
         enc.dropout,
         enc.reverse,
-        path.loops,
     )
     key_dim = encoder.output_size
     decoder = Decoder(
@@ -178,45 +178,25 @@ def build_rnn(
         dec.layers,
         dec.dropout,
         dec.input_feeding,
-        path.loops,
     )
     model = Seq2Seq(encoder, decoder, cfg.attention, path)
     _init(model, xavier_rnns=cfg.rnn_init == "xavier")
     return model
 
 
-@dataclass(frozen=True)
-class RecurrencePath:
-    """The path a model's recurrences train on (seq2seq/fastpath.py)."""
-
-    name: str  # steps, sequence or compiled
-    loops: Loops | None  # None: the cells step by step
-    note: str = ""  # why auto chose it, when not the fastest
-
-
-def choose_path(cfg: RNNConfig, requested: str) -> RecurrencePath:
-    """``requested`` (train.recurrence) on this machine: ``compiled`` needs the
-    compiled loops (an error without them), ``auto`` takes them where they
-    load and the model is supported, else the Python loops, else steps."""
-    if requested == "steps":
-        return RecurrencePath("steps", None)
-    if why := fastpath.unsupported(cfg, "sequence"):  # compiled: the same model
-        if requested == "auto":
-            return RecurrencePath("steps", None, why)
-        raise UserError(f"train.recurrence {why}; use auto or steps")
-    if requested == "sequence":
-        return RecurrencePath("sequence", PYTHON)
-    module, why = compiled.load()
-    if module is not None:
-        return RecurrencePath("compiled", compiled.CompiledLoops(module))
-    if requested == "compiled":
-        raise UserError(f"train.recurrence compiled: {why}; use auto or sequence")
-    return RecurrencePath("sequence", PYTHON, why)
-
-
-def describe(cfg: ModelConfig) -> dict[str, str | int]:
+def describe(cfg: ModelConfig) -> dict[str, str | int | float]:
     """The model settings that TensorBoard's HPARAMS tab compares runs by: an
-    RNN's mode and sizes; another family's name and top-level settings."""
+    RNN's mode and sizes; a Transformer's variant and sizes; another
+    family's top-level settings."""
+    if isinstance(cfg, TransformerConfig):
+        return {
+            "family": cfg.family,
+            "mode": cfg.variant,
+            "layers": cfg.layers,
+            "heads": cfg.heads,
+            "d_model": cfg.d_model,
+            "ffn": cfg.ffn,
+        }
     if not isinstance(cfg, RNNConfig):
         plain = to_dict(cfg).items()
         return {k: v for k, v in plain if isinstance(v, str | int | float)}
@@ -261,7 +241,7 @@ families.register(
     "rnn",
     RNNConfig,
     build_rnn,
-    fastpath.unsupported,
+    unsupported,
     "an RNN encoder-decoder whose decoder reads the source through one "
     "attention mode (model.attention)",
 )

@@ -74,11 +74,14 @@ class TextScores:
 
 def run_label(family: str, mode: str, mixed: bool = False) -> str:
     """What a table or a legend calls a run: an RNN by its attention mode
-    (``additive``), another family by its name; where runs of several
-    families are shown together, an RNN as ``rnn/additive``."""
-    if family != "rnn":
-        return family
-    return f"{family}/{mode}" if mixed else mode
+    (``additive``), a Transformer by its family's name (``transformer``) or
+    with its ablation (``transformer/no-residual``), another family by its
+    name; where runs of several families are shown together, an RNN as
+    ``rnn/additive``."""
+    if family == "rnn":
+        return f"{family}/{mode}" if mixed else mode
+    standard = mode in (family, "multihead")  # TransformerConfig.variant's
+    return family if standard else f"{family}/{mode}"
 
 
 def mixes_families(families: Iterable[str]) -> bool:

@@ -232,6 +232,7 @@ class Loop:
                 batch.tgt_out,
                 self.cfg.train.label_smoothing,
                 self.cfg.train.chunked_loss,
+                maps=False,  # the loss is all a step needs
             )
         # Per-token mean over the whole batch once DDP averages over ranks.
         loss = loss / n_tokens * self.ranks.world

@@ -27,7 +27,8 @@ The two loops (forward, and backward's reverse loop) are functions with
 tensors in and out: this module's, in Python, are the reference; the
 compiled ones (csrc/loops.cpp, loaded by compiled.py) do the same with one
 GEMM and one fused pass over the gates a step, and are what ``compiled``
-trains with (seq2seq/fastpath.py says which path runs which).
+trains with (the package docstring, model/fast/__init__.py, says which
+path runs which).
 
 The weights are those of ``nn.GRUCell``, so a checkpoint does not care which
 path trained it; tests/test_recurrence.py checks both loops against the cell
@@ -42,7 +43,7 @@ from typing import Any, Protocol, cast
 import torch
 from torch import Tensor, nn
 
-from seq2seq.model import feeding
+from seq2seq.model.fast import feeding
 
 # One recurrence's (w_ih, w_hh, b_ih, b_hh), as nn.GRUCell/LSTMCell name them.
 Weights = tuple[Tensor, Tensor, Tensor, Tensor]

@@ -1,5 +1,5 @@
 // The input-feeding decoder's step with additive attention, compiled: the
-// loops of seq2seq/model/feeding.py (its equations, layouts and reasons are
+// loops of seq2seq/model/fast/feeding.py (its equations, layouts and reasons are
 // written there), with the attention fused per sentence: scores, softmax and
 // context in one pass forward; ds, dv, d(Uk) and dq in one pass backward,
 // u recomputed from the saved queries.

@@ -1,4 +1,4 @@
-"""Which path trains the recurrences (seq2seq/fastpath.py): what each
+"""Which path trains the recurrences (seq2seq/model/fast/path.py): what each
 supports, and a config that asks for a path its model cannot take refused at
 load with the key to change."""
 
@@ -11,7 +11,7 @@ from conftest import REPO
 
 from seq2seq.config import Config, DecoderConfig, RNNConfig, load_config
 from seq2seq.errors import UserError
-from seq2seq.fastpath import PATHS, unsupported
+from seq2seq.model.fast.path import PATHS, unsupported
 
 
 def model(mode: str = "additive", rnn: str = "gru", layers: int = 1) -> RNNConfig:

@@ -5,7 +5,7 @@ once per machine, loaded when a model is built, or the reason they are not.
 ``make install`` builds them (``python -m seq2seq.model.compiled``) with
 ``torch.utils.cpp_extension`` and the machine's C++ compiler, for AVX2 + FMA
 (every x86-64 CPU since 2013-2015, the lab's Intel Xeons and AMD EPYCs
-included), into ``seq2seq/model/csrc/build/`` beside the source (ignored by
+included), into ``seq2seq/model/fast/csrc/build/`` beside the source (ignored by
 git), under a key of the source, the compiler flags and the torch and Python
 versions: a change to any of them is a new build, never a stale one. Where
 there is no build (no compiler, another CPU architecture, a new torch)
@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from seq2seq.model.recurrence import PYTHON
+from seq2seq.model.fast.recurrence import PYTHON
 
 NAME = "seq2seq_loops"
 CSRC = Path(__file__).parent / "csrc"

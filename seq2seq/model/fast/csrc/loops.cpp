@@ -1,6 +1,6 @@
-// The recurrences' step loops, compiled (seq2seq/model/compiled.py builds and
+// The recurrences' step loops, compiled (seq2seq/model/fast/compiled.py builds and
 // loads this file). The mathematics, the tensor layouts and the reasons are
-// those of seq2seq/model/recurrence.py, whose Python loops are the reference
+// those of seq2seq/model/fast/recurrence.py, whose Python loops are the reference
 // these are tested against; the equations are written there, not here.
 //
 // Each loop runs a whole sequence: per step one GEMM (ATen's addmm, the

@@ -1,7 +1,7 @@
 // The pieces every compiled loop shares (loops.cpp, feeding.cpp): ATen's
 // vector types, rows of a step on ATen's threads, and the GRU's and LSTM's
 // gates for one step, forward and backward. The equations are those of
-// seq2seq/model/recurrence.py.
+// seq2seq/model/fast/recurrence.py.
 #pragma once
 
 #include <ATen/Parallel.h>

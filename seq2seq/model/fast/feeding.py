@@ -35,7 +35,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
+
+from seq2seq.model.attention import Additive
+from seq2seq.model.decoder import Memory
 
 
 class AdditiveFeeding(torch.autograd.Function):
@@ -221,11 +224,16 @@ def feeding_backward(
 
 
 def additive_feeding(
-    loops: Any, decoder: Any, emb: Tensor, h0: Tensor, memory: Any
+    loops: Any,
+    cell: nn.GRUCell,
+    attention: Additive,
+    combine: nn.Linear,
+    emb: Tensor,
+    h0: Tensor,
+    memory: Memory,
 ) -> tuple[Tensor, Tensor]:
-    """:class:`AdditiveFeeding` with the decoder's own weights, run by
-    ``loops``."""
-    cell, att = decoder.cells[0], decoder.attention
+    """:class:`AdditiveFeeding` with the decoder's weights (its one GRU
+    cell, its additive attention, Eq. 5's W_c), run by ``loops``."""
     args: tuple[Tensor, ...] = (
         emb,
         h0,
@@ -236,10 +244,10 @@ def additive_feeding(
         cell.weight_hh,
         cell.bias_ih,
         cell.bias_hh,
-        att.query_proj.weight,
-        att.v.weight,
-        decoder.combine.weight,
-        decoder.combine.bias,
+        attention.query_proj.weight,
+        attention.v.weight,
+        combine.weight,
+        combine.bias,
     )
     if torch.is_autocast_enabled(emb.device.type):
         dtype = torch.get_autocast_dtype(emb.device.type)

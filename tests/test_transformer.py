@@ -1,0 +1,250 @@
+"""The Transformer family (seq2seq/model/transformer/): its attention against
+the lesson's and the fused kernel against the reference; the mechanism's
+promises stated as tests (no future leakage, padding changes nothing,
+incremental decoding equals the full forward); its config's one-line
+errors. Tiny models, fixed seeds, eval mode (no dropout) unless stated."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+import torch
+from torch import Tensor
+
+from seq2seq.config import TransformerConfig, config_from_dict
+from seq2seq.errors import UserError
+from seq2seq.lesson.attention import SingleHeadAttention, causal_mask
+from seq2seq.model.interface import Maps
+from seq2seq.model.model import build_model
+from seq2seq.model.search import beam_search, greedy
+from seq2seq.model.transformer.attention import MultiHeadAttention
+from seq2seq.model.transformer.model import Memory, State, Transformer
+from seq2seq.specials import BOS, EOS, PAD
+
+V = 23
+SMALL = TransformerConfig(
+    layers=2, heads=2, d_model=16, ffn=32, dropout=0.0, attention_dropout=0.0
+)
+
+
+def tiny(seed: int = 0, **changes: object) -> Transformer:
+    torch.manual_seed(seed)
+    model = build_model(dataclasses.replace(SMALL, **changes), V, V)
+    assert isinstance(model, Transformer)
+    return model.eval()
+
+
+def batch() -> tuple[Tensor, Tensor, Tensor]:
+    """Two sources of 5 and 3 tokens, targets of 4 and 2 (BOS first)."""
+    src = torch.tensor([[5, 6, 7, 8, EOS], [9, 10, EOS, PAD, PAD]])
+    tgt_in = torch.tensor([[BOS, 11, 12, 13], [BOS, 14, PAD, PAD]])
+    return src, torch.tensor([5, 3]), tgt_in
+
+
+# ---- the attention
+
+
+def test_one_head_is_the_lessons_single_head_attention() -> None:
+    """heads=1 with W^O = I and zero biases: the lesson's module, outputs and
+    weights, under the lesson's mask convention (0 = may not look)."""
+    torch.manual_seed(1)
+    lesson = SingleHeadAttention(8, 8)
+    ours = MultiHeadAttention(8, 1, 0.0, fused=False)
+    with torch.no_grad():
+        for mine, theirs in [(ours.q_proj, lesson.w_q), (ours.k_proj, lesson.w_k)]:
+            mine.weight.copy_(theirs.weight)
+        ours.v_proj.weight.copy_(lesson.w_v.weight)
+        ours.out_proj.weight.copy_(torch.eye(8))
+        for p in (ours.q_proj, ours.k_proj, ours.v_proj, ours.out_proj):
+            p.bias.zero_()
+    x = torch.randn(2, 5, 8)
+    mask = torch.tril(torch.ones(5, 5)).expand(2, 5, 5)  # the lesson's 0/1 floats
+    want, want_w = lesson(x, x, mask)
+    got, got_w = ours(x, *ours.keys_values(x), mask[:, None], need_weights=True)
+    torch.testing.assert_close(got, want)
+    assert got_w is not None
+    torch.testing.assert_close(got_w[:, 0], want_w)
+    torch.testing.assert_close(causal_mask(5).squeeze(0).float(), mask[0])
+
+
+def test_the_fused_kernel_equals_the_reference_forward_and_backward() -> None:
+    torch.manual_seed(2)
+    x = torch.randn(3, 6, 16, requires_grad=True)
+    mask = torch.rand(3, 1, 6, 6) > 0.3
+    mask[..., 0] = True  # every query may read at least one key
+    outs = []
+    for fused in (False, True):
+        torch.manual_seed(3)
+        att = MultiHeadAttention(16, 4, 0.0, fused)
+        out, weights = att(x, *att.keys_values(x), mask)
+        assert weights is None  # not asked for
+        (grad,) = torch.autograd.grad(out.pow(2).sum(), [x])
+        outs.append((out, grad))
+    torch.testing.assert_close(outs[0][0], outs[1][0], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(outs[0][1], outs[1][1], rtol=1e-5, atol=1e-5)
+
+
+def test_asked_for_weights_the_fused_model_returns_the_references() -> None:
+    src, src_len, tgt_in = batch()
+    fused, plain = tiny(fused_attention=True), tiny(fused_attention=False)
+    out_f, maps_f = fused(src, src_len, tgt_in)
+    out_p, maps_p = plain(src, src_len, tgt_in)
+    torch.testing.assert_close(out_f, out_p)
+    for kind in ("cross", "encoder_self", "decoder_self"):
+        torch.testing.assert_close(maps_f.of(kind), maps_p.of(kind))
+    out_t, none = fused(src, src_len, tgt_in, maps=False)  # training's call
+    torch.testing.assert_close(out_t, out_p, rtol=1e-5, atol=1e-6)
+    assert none.kinds == ()
+
+
+# ---- the mechanism
+
+
+def test_maps_have_every_kind_layers_by_heads() -> None:
+    src, src_len, tgt_in = batch()
+    _, maps = tiny()(src, src_len, tgt_in)
+    assert maps.kinds == ("cross", "encoder_self", "decoder_self")
+    assert maps.cross.shape == (2, 2, 2, 4, 5)  # (B, L, h, T, S)
+    assert maps.encoder_self.shape == (2, 2, 2, 5, 5)
+    assert maps.decoder_self.shape == (2, 2, 2, 4, 4)
+    for kind in maps.kinds:  # distributions over the keys
+        rows = maps.of(kind).sum(-1)
+        torch.testing.assert_close(rows, torch.ones_like(rows))
+
+
+@pytest.mark.parametrize("t", [0, 1, 2])
+def test_no_future_leakage(t: int) -> None:
+    """Changing the target after position t changes no output or weight at
+    positions <= t; the non-causal ablation is the control that does leak."""
+    src, src_len, tgt_in = batch()
+    changed = tgt_in.clone()
+    changed[0, t + 1 :] = torch.tensor([17, 18, 19])[: 3 - t]
+    model = tiny()
+    (a, ma), (b, mb) = model(src, src_len, tgt_in), model(src, src_len, changed)
+    torch.testing.assert_close(a[0, : t + 1], b[0, : t + 1])
+    assert ma.decoder_self is not None and mb.decoder_self is not None
+    torch.testing.assert_close(ma.cross[0, :, :, : t + 1], mb.cross[0, :, :, : t + 1])
+    upper = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    assert not ma.decoder_self[..., upper].any()  # exactly zero on the future
+    leaky = tiny(causal=False)
+    (c, _), (d, _) = leaky(src, src_len, tgt_in), leaky(src, src_len, changed)
+    assert not torch.allclose(c[0, : t + 1], d[0, : t + 1])
+
+
+def test_padding_changes_nothing_and_gets_zero_weight() -> None:
+    """Three more PAD columns on the source and two on the target change no
+    sentence's outputs or weights; PAD keys get exactly 0 in all three kinds."""
+    src, src_len, tgt_in = batch()
+    model = tiny()
+    out, maps = model(src, src_len, tgt_in)
+    wide_src = torch.cat([src, torch.full((2, 3), PAD)], dim=1)
+    wide_tgt = torch.cat([tgt_in, torch.full((2, 2), PAD)], dim=1)
+    out2, maps2 = model(wide_src, src_len, wide_tgt)
+    torch.testing.assert_close(out2[:, :4], out)
+    for kind in maps.kinds:
+        small, big = maps.of(kind), maps2.of(kind)
+        q, k = small.shape[-2:]
+        torch.testing.assert_close(big[..., :q, :k], small)
+        assert not big[..., :q, k:].any()  # the added keys: zero weight
+    assert not maps.cross[1, ..., 3:].any() and not maps.encoder_self[1, ..., 3:].any()
+    assert not maps.decoder_self[1, ..., 2:].any()
+
+
+def test_incremental_decoding_equals_the_full_forward() -> None:
+    """Feeding the target one token at a time through the cached keys and
+    values gives the full forward's outputs and maps at every position, also
+    after the batch's rows are reordered (beam search's select)."""
+    src, src_len, tgt_in = batch()
+    model = tiny()
+    out, maps = model(src, src_len, tgt_in)
+    memory = model.encode(src, src_len)
+    state = model.init_state(memory)
+    for t in range(tgt_in.size(1)):
+        step_out, state, step_maps = model.step(tgt_in[:, t], state, memory)
+        torch.testing.assert_close(step_out[0], out[0, t], rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(
+            step_maps.cross[0, ..., 0, :], maps.cross[0, ..., t, :]
+        )
+        got = step_maps.decoder_self[0, ..., 0, :]
+        torch.testing.assert_close(got, maps.decoder_self[0, ..., t, : t + 1])
+    swap = torch.tensor([1, 0])
+    again = model.step(tgt_in[swap, -1], state.select(swap), memory.select(swap))[0]
+    torch.testing.assert_close(again[1], model.step(tgt_in[:, -1], state, memory)[0][0])
+
+
+class WithoutCache(Transformer):
+    """Search's reference: each step runs the full forward over the prefix."""
+
+    def init_state(self, memory: Memory) -> State:  # the prefix, as tokens
+        return PrefixState(torch.empty(memory.states.size(0), 0, dtype=torch.long))
+
+    def step(self, prev: Tensor, state: State, memory: Memory):  # noqa: ANN201
+        prefix = torch.cat([state.tokens, prev[:, None]], dim=1)  # (B, t + 1)
+        y = self.tgt_embed(prefix)
+        keys = torch.ones(prefix.size(1), prefix.size(1), dtype=torch.bool).tril()
+        for i, layer in enumerate(self.decoder):
+            y = layer(y, keys, memory.cross[i], memory.mask, None, False).y
+        return self.decoder_norm(y)[:, -1], PrefixState(prefix), Maps()
+
+
+@dataclasses.dataclass
+class PrefixState:
+    tokens: Tensor
+
+    def select(self, index: Tensor) -> PrefixState:
+        return PrefixState(self.tokens.index_select(0, index))
+
+
+def test_greedy_and_beam_with_the_cache_equal_them_without() -> None:
+    model = tiny(seed=4)
+    plain = copy.deepcopy(model)  # the same weights, searched without the cache
+    plain.__class__ = WithoutCache
+    src = torch.tensor([[5, 6, 7, 8, 9, 10, EOS], [9, 10, 11, EOS, PAD, PAD, PAD]])
+    src_len = torch.tensor([7, 4])
+    pairs = zip(greedy(model, src, src_len), greedy(plain, src, src_len), strict=True)
+    for a, b in pairs:
+        assert a.tokens == b.tokens and a.score == pytest.approx(b.score, abs=1e-5)
+    got = beam_search(model, src, src_len, beam=3, nbest=3)
+    want = beam_search(plain, src, src_len, beam=3, nbest=3)
+    for ours, theirs in zip(got, want, strict=True):
+        assert [h.tokens for h in ours] == [h.tokens for h in theirs]
+        assert [h.score for h in ours] == pytest.approx(
+            [h.score for h in theirs], abs=1e-5
+        )
+
+
+# ---- the config
+
+
+def load(model: dict) -> object:
+    data = {"train": {"src": "a", "tgt": "b"}, "val": {"src": "c", "tgt": "d"}}
+    return config_from_dict({"data": data, "model": model})
+
+
+def test_the_section_reads_and_names_its_variant() -> None:
+    cfg = load({"family": "transformer", "heads": 8, "norm": "post"}).model
+    assert isinstance(cfg, TransformerConfig) and cfg.heads == 8
+    assert cfg.variant == "post-norm"
+    assert TransformerConfig().variant == "multihead"
+    both = TransformerConfig(residual=False, causal=False).variant
+    assert both == "no-residual+non-causal"
+
+
+@pytest.mark.parametrize(
+    "model, words",
+    [
+        ({"family": "transformer", "d_model": 30, "heads": 4}, "model.heads.*divide"),
+        ({"family": "transformer", "attention": "additive"}, "model.attention.*rnn"),
+        ({"family": "transformer", "encoder": {"rnn": "gru"}}, "model.encoder.*rnn"),
+        ({"family": "transformer", "layers": 0}, "model.layers"),
+        ({"family": "transformer", "norm": "mid"}, "model.norm"),
+        ({"family": "rnn", "heads": 4}, "model.heads.*transformer"),
+        ({"family": "transformr"}, "model.family.*rnn, transformer"),
+    ],
+)
+def test_bad_sections_are_one_line_naming_the_key(model: dict, words: str) -> None:
+    with pytest.raises(UserError, match=words) as err:
+        load(model)
+    assert "\n" not in str(err.value)
