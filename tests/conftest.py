@@ -190,6 +190,28 @@ def tiny_runs(root: Path, test_pairs: int) -> dict[str, Path]:
     return out
 
 
+@pytest.fixture(scope="session")
+def tiny_transformer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny Transformer (2 layers, 2 heads, width 16) of
+    configs/synth_ende/transformer.yaml trained for 24 steps through
+    ``train`` on a small synth_ende corpus, one watched sentence (seconds);
+    its run folder, shared by test_transformer.py and the browser test."""
+    from seq2seq.config import load_config
+    from seq2seq.data.synth import write_corpus
+    from seq2seq.training.train import train
+
+    root = tmp_path_factory.mktemp("transformer")
+    sizes = {"train": 300, "val": 20, "test": 20}
+    write_corpus(root / "corpus", seed=5, sizes=sizes)
+    sets = overrides(root / "corpus", root / "runs", "tf", steps=24)
+    sets = [s for s in sets if not s.startswith("model.")]
+    sets += ["tokenizer.vocab_size=300", "train.batch_tokens=400"]
+    sets += ["train.num_probes=1", "model.d_model=16", "model.heads=2"]
+    sets += ["model.ffn=32", "model.layers=2"]
+    cfg = load_config(REPO / "configs/synth_ende/transformer.yaml", sets)
+    return train(cfg, "cpu", progress="off")
+
+
 def tiny_additive(root: Path, train_pairs: int = 300) -> Path:
     """A tiny `additive` run on a small synth_ende corpus under ``root``
     (seconds); its run folder."""

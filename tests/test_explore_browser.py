@@ -277,3 +277,56 @@ def test_the_page_works_through_a_tunnel(site, browser) -> None:
         assert browser.find_element(By.ID, "error").text == ""
     finally:
         tunnel.close()
+
+
+def test_a_transformers_kind_layer_and_head_are_picked_in_the_page(
+    tiny_transformer: Path, browser
+) -> None:
+    """A model with several maps gets the pickers: the last layer's cross-
+    attention with its heads averaged first (the heatmap drawn above it),
+    then the encoder's self-attention, square over the source, and one head
+    of the first layer, each drawn from the weights the API returned."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.select import Select
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    explorer = Explorer([tiny_transformer], "cpu")
+    httpd = server(explorer, "127.0.0.1", 0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    host, port = httpd.server_address[:2]
+    site = f"http://{host}:{port}"
+    try:
+        browser.get(site + "/")
+        wait = WebDriverWait(browser, WAIT)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".layers .grid rect"))
+        example = browser.find_element(By.ID, "text").get_attribute("value")
+        maps = api(site, "/api/translate", {"text": example, "beam": 1})["runs"][0]
+        maps = maps["maps"]
+        box = browser.find_element(By.CSS_SELECTOR, ".layers")
+        cells = lambda: box.find_elements(By.CSS_SELECTOR, ".grid rect.cell")  # noqa: E731
+        cross = maps["cross"]
+        assert len(cells()) == len(cross["rows"]) * len(cross["cols"])
+        assert (
+            Select(
+                box.find_element(By.CSS_SELECTOR, ".layer")
+            ).first_selected_option.text
+            == "layer 2"
+        )
+        Select(box.find_element(By.CSS_SELECTOR, ".kind")).select_by_visible_text(
+            "encoder_self"
+        )
+        side = len(maps["encoder_self"]["rows"])
+        wait.until(lambda d: len(cells()) == side * side)
+        Select(box.find_element(By.CSS_SELECTOR, ".layer")).select_by_visible_text(
+            "layer 1"
+        )
+        Select(box.find_element(By.CSS_SELECTOR, ".head")).select_by_visible_text(
+            "head 2"
+        )
+        want = maps["encoder_self"]["weights"][0][1][0][0]  # layer 1, head 2, (0, 0)
+        title = cells()[0].find_element(By.TAG_NAME, "title")
+        wait.until(lambda d: title.get_attribute("textContent") == f"{want:.3f}")
+        assert browser.find_element(By.ID, "error").text == ""
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

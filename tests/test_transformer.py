@@ -8,20 +8,28 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 import torch
+import yaml
 from torch import Tensor
 
+from seq2seq.cli import main
 from seq2seq.config import TransformerConfig, config_from_dict
 from seq2seq.errors import UserError
+from seq2seq.lab.evaluate import evaluate
+from seq2seq.lab.explore import layered
+from seq2seq.lab.translate import translate_batch
 from seq2seq.lesson.attention import SingleHeadAttention, causal_mask
 from seq2seq.model.interface import Maps
 from seq2seq.model.model import build_model
-from seq2seq.model.search import beam_search, greedy
+from seq2seq.model.search import GREEDY, Decoding, beam_search, greedy
 from seq2seq.model.transformer.attention import MultiHeadAttention
 from seq2seq.model.transformer.model import Memory, State, Transformer
 from seq2seq.specials import BOS, EOS, PAD
+from seq2seq.training.checkpoint import open_run
 
 V = 23
 SMALL = TransformerConfig(
@@ -248,3 +256,71 @@ def test_bad_sections_are_one_line_naming_the_key(model: dict, words: str) -> No
     with pytest.raises(UserError, match=words) as err:
         load(model)
     assert "\n" not in str(err.value)
+
+
+# ---- the lab
+
+
+def test_a_transformer_trains_evaluates_translates_and_draws(
+    tiny_transformer: Path, tmp_path: Path, capsys
+) -> None:
+    """Through the same commands as the RNN: trained with the watched
+    sentences' maps drawn per kind, layer and head; evaluated greedy and
+    with a beam (AER of its cross-attention); translated with --json
+    --alignments and --plot; the explorer's maps; the probe and the RNN's
+    ablations refused in one line."""
+    run_dir = tiny_transformer
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert saved["model"]["family"] == "transformer" and "encoder" not in saved["model"]
+    (events,) = run_dir.glob("events.out.tfevents.*")
+    data = events.read_bytes()
+    for kind in ("cross", "encoder_self", "decoder_self"):
+        for view in ("layer1", "layer2", "head1", "head2"):
+            assert f"{kind}/{view}/probe0".encode() in data, (kind, view)
+    assert b"forced/probe0" in data and b"alignment/probe0" in data
+    greedy = evaluate(run_dir, "test", "best", "cpu")
+    beam = evaluate(run_dir, "test", "best", "cpu", Decoding(3))
+    assert (greedy.family, greedy.mode, greedy.label()) == (
+        "transformer",
+        "multihead",
+        "transformer",
+    )
+    assert greedy.aer is not None and 0 <= greedy.aer <= 1
+    assert beam.scores.n == greedy.scores.n == 20
+    capsys.readouterr()
+    source = tmp_path / "in.txt"
+    source.write_text("the dog sleeps .\n", encoding="utf-8")
+    argv = ["translate", str(run_dir), "--input", str(source), "--beam", "3"]
+    plots = tmp_path / "plots"
+    assert main([*argv, "--json", "--alignments", "--plot", str(plots)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    weights = json.loads(line)["weights"]
+    assert weights and all(abs(sum(row) - 1) < 1e-5 for row in weights)
+    assert (plots / "line00001.png").stat().st_size > 0
+    explorer_maps(run_dir)
+    assert main(["probe", str(run_dir), "--sentences", "10", "--epochs", "1"]) == 2
+    assert "reads the source through no single vector" in capsys.readouterr().err
+    assert main(["evaluate", str(run_dir), "--ablate", "uniform"]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert "every layer and head" in err
+
+
+def explorer_maps(run_dir: Path) -> None:
+    """The explorer's answer carries every kind, layer and head over the
+    run's own translation fed back in, labelled, each row a distribution."""
+    cpu = torch.device("cpu")
+    r = open_run(run_dir, "best", cpu)
+    (t,) = translate_batch(
+        r.model, r.tok, [(1, "the dog sleeps .")], GREEDY, 1, 2.0, cpu
+    )
+    maps = layered(r, t, cpu)
+    assert maps is not None and list(maps) == ["cross", "encoder_self", "decoder_self"]
+    hyp = r.tok.tgt_pieces(t.nbest[0].tokens)
+    assert maps["cross"]["rows"] == [*hyp, "</s>"]
+    assert maps["cross"]["cols"] == maps["encoder_self"]["rows"] == [*t.pieces, "</s>"]
+    assert maps["decoder_self"]["cols"] == ["<s>", *hyp]
+    for kind, m in maps.items():
+        weights = torch.tensor(m["weights"])  # (L, h, rows, cols)
+        assert weights.shape == (2, 2, len(m["rows"]), len(m["cols"])), kind
+        sums = weights.sum(-1)
+        torch.testing.assert_close(sums, torch.ones_like(sums), atol=0.01, rtol=0)

@@ -186,7 +186,7 @@ def format_result(result: Evaluation) -> str:
     aer = f"  AER {result.aer:.3f}" if result.aer is not None else ""
     at = "" if result.step is None else f", {result.checkpoint} at step {result.step}"
     lines = [
-        f"{result.run} [{result.mode}, {result.params:,} params{at}] "
+        f"{result.run} [{result.label()}, {result.params:,} params{at}] "
         f"{result.split} ({result.decoding}{ablated}): "
         f"BLEU {s.bleu:.2f}  chrF {s.chrf:.2f}{aer}",
         f"  {s.signature}",

@@ -54,7 +54,7 @@ from seq2seq.training.metrics import (
     sentence_bleu,
     sentence_chrf,
 )
-from seq2seq.training.scoring import forced_weights
+from seq2seq.training.scoring import forced_maps, forced_weights
 
 MAX_WORDS = 100  # a sentence longer than this is refused before decoding
 MAX_CHARS = 2000  # and one of more characters (100 words of 20 letters)
@@ -187,6 +187,8 @@ class Explorer:
             r.model, r.tok, [(1, sentence)], decoding, 1, ratio, device
         )
         record = describe(r, t)
+        if r.model.has_alignment and (maps := layered(r, t, device)) is not None:
+            record["maps"] = maps  # the page's kind, layer and head pickers
         if pair is not None:
             record |= scores(record["hypothesis"], pair.tgt[0])
             if r.model.has_alignment:
@@ -222,6 +224,37 @@ def describe(r: OpenedRun, t: Translation) -> dict[str, Any]:
             "reads the source only through one vector"
         )
     return record
+
+
+def layered(
+    r: OpenedRun, t: Translation, device: torch.device
+) -> dict[str, Any] | None:
+    """Every kind, layer and head of the model's attention over its own
+    translation fed back in (teacher forcing on the hypothesis), for the
+    page to pick from: per kind its rows' and columns' labels and the
+    weights (layers, heads, rows, columns) to three decimals. None for a
+    model with one map a sentence (the RNN's is the heatmap already drawn)."""
+    if not t.nbest:
+        return None
+    best = t.nbest[0]
+    src = r.tok.encode_src([t.source])[0]
+    (maps,) = forced_maps(r.model, [src], [best.tokens], [0], device)
+    if not maps.several:
+        return None
+    hyp, source = r.tok.tgt_pieces(best.tokens), [*t.pieces, "</s>"]
+    labels = {
+        "cross": ([*hyp, "</s>"], source),
+        "encoder_self": (source, source),
+        "decoder_self": (["<s>", *hyp], ["<s>", *hyp]),
+    }
+    out: dict[str, Any] = {}
+    for kind in maps.kinds:
+        found = maps.of(kind)
+        assert found is not None
+        rows, cols = labels[kind]
+        weights = (found[0] * 1000).round() / 1000  # (L, h, Q, K)
+        out[kind] = {"rows": rows, "cols": cols, "weights": weights.tolist()}
+    return out
 
 
 def scores(hypothesis: str, reference: str) -> dict[str, float]:

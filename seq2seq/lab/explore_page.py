@@ -8,6 +8,10 @@ no network. Three panels share one search setting and one results area:
 - grow it: test pairs joined to a chosen length, "longer" adds five words;
 - the curve: BLEU by source length per run, with a progress bar.
 
+A model with several maps a sentence (a Transformer's kinds, layers and
+heads) gets pickers under its translation's heatmap: the kind, the layer,
+and one head or the heads averaged, over its translation fed back in.
+
 A heatmap is an SVG grid: one row per output subword (and the end of
 sentence), one column per source subword. Pointing at an output token, or at
 a row's label, outlines that row and lists its weights over the source."""
@@ -75,8 +79,10 @@ const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt
 const CELL = 18, LEFT = 110, TOP = 90;
 let info = {}, variant = 0;
 function heatmap(src, tgt, weights, gold) {
-  src = [...src, "</s>"];
-  tgt = [...tgt, "</s>"].slice(0, weights.length);  // the EOS row when it was written
+  // the EOS row when it was written
+  return grid([...src, "</s>"], [...tgt, "</s>"].slice(0, weights.length), weights, gold);
+}
+function grid(src, tgt, weights, gold) {
   const w = LEFT + CELL * src.length, h = TOP + CELL * tgt.length;
   let svg = `<svg class="heatmap" width="${w}" height="${h}">`;
   src.forEach((s, j) => {
@@ -115,6 +121,27 @@ function drawn(src, tgt, weights, gold, heading) {
     el.addEventListener("mouseenter", () => point(map, src, tgt, weights, Number(el.dataset.i))));
   return map;
 }
+const mean = (heads) => heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, h) => s + h[i][j], 0) / heads.length));
+function layers(maps) {  // a model with several maps: pick the kind, the layer, the head
+  const box = document.createElement("div");
+  box.className = "layers";
+  const kinds = Object.keys(maps), first = maps[kinds[0]].weights;
+  const options = (n, name) => Array.from({length: n}, (_, i) => `<option value="${i}">${name} ${i + 1}</option>`).join("");
+  box.innerHTML = `<h3>every attention, its translation fed back in</h3><p>
+<select class="kind">${kinds.map((k) => `<option>${esc(k)}</option>`).join("")}</select>
+<select class="layer">${options(first.length, "layer")}</select>
+<select class="head"><option value="mean">heads averaged</option>${options(first[0].length, "head")}</select></p><div class="grid"></div>`;
+  box.querySelector(".layer").value = String(first.length - 1);  // the last, as drawn above
+  const draw = () => {
+    const m = maps[box.querySelector(".kind").value];
+    const layer = m.weights[Number(box.querySelector(".layer").value)];
+    const head = box.querySelector(".head").value;
+    box.querySelector(".grid").innerHTML = grid(m.cols, m.rows, head === "mean" ? mean(layer) : layer[Number(head)], null);
+  };
+  box.querySelectorAll("select").forEach((s) => s.addEventListener("change", draw));
+  draw();
+  return box;
+}
 function card(run, k) {
   const div = document.createElement("div");
   div.className = "run";
@@ -131,6 +158,7 @@ function card(run, k) {
     return div;
   }
   div.appendChild(drawn(run.source_tokens, run.tokens, run.weights, null, "<h3>its translation</h3>"));
+  if (run.maps) div.appendChild(layers(run.maps));
   const f = run.forced;
   if (f) {
     let words = "<h3>the reference (forced decoding)</h3><p class=\\"note\\">";

@@ -35,6 +35,7 @@ from seq2seq.errors import UserError
 from seq2seq.files import check_output, naming, save_figure
 from seq2seq.model.interface import Model
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
+from seq2seq.results import run_label
 from seq2seq.run import CHECKPOINTS
 from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import check_search_fits
@@ -224,7 +225,7 @@ def translate(
         ):
             sink.write("".join(line + "\n" for line in render(t, tok, out)))
             if out.plot_dir:
-                plot(t, tok, out.plot_dir, model.mode)
+                plot(t, tok, out.plot_dir, run_label(model.family, model.mode))
             count += 1
         sink.flush()
     return count

@@ -79,6 +79,13 @@ class Maps:
         """The kinds this pass computed."""
         return tuple(k for k in KINDS if getattr(self, k) is not None)
 
+    @property
+    def several(self) -> bool:
+        """Whether there is more than one matrix a sentence to show (kinds,
+        layers or heads: a Transformer's), not just the RNN's one."""
+        found = [m for m in (self.of(k) for k in self.kinds) if m is not None]
+        return len(found) > 1 or any(m.size(1) * m.size(2) > 1 for m in found)
+
 
 NO_MAPS = Maps()
 

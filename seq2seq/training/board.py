@@ -22,8 +22,9 @@ from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 
 from seq2seq.files import naming, quiet_event_writer_threads, save_figure
+from seq2seq.model.interface import Maps
 from seq2seq.results import ProbeResult
-from seq2seq.training.figures import heatmap, probe_figure, word_view
+from seq2seq.training.figures import FORCED_ROWS, heatmap, probe_figure, word_view
 
 
 @dataclass
@@ -52,6 +53,16 @@ def pick_watched(lengths: Sequence[int], count: int) -> list[int]:
         if i not in picked:
             picked.append(i)
     return picked
+
+
+# kind -> (its rows' labels, its columns' labels): a sentence's pieces
+MapLabels = dict[str, tuple[list[str], list[str]]]
+# kind -> (what its rows are, what its columns are), the heatmap's axes
+AXES = {
+    "cross": (FORCED_ROWS, "source"),
+    "encoder_self": ("source (queries)", "source (keys)"),
+    "decoder_self": ("target prefix (queries)", "target prefix (keys)"),
+}
 
 
 class Board:
@@ -93,6 +104,31 @@ class Board:
         with naming(self.events):
             self.writer.add_figure(tag, fig, step, close=True)
             self.writer.add_figure(f"{kind}_words/{name}", word_fig, step, close=True)
+
+    def maps(self, name: str, maps: Maps, labels: MapLabels, step: int) -> None:
+        """Every kind of ``maps`` (one sentence's, B = 1) under its own tags:
+        ``<kind>/layer<l>/<name>`` each layer with its heads averaged, and
+        ``<kind>/head<h>/<name>`` each head of the last layer."""
+        for kind in maps.kinds:
+            found = maps.of(kind)
+            assert found is not None
+            layers = found[0]  # (L, h, Q, K)
+            rows, cols = labels[kind]
+            axes = AXES[kind]
+            count = layers.size(0)
+            views = [(f"layer{i + 1}", layers[i].mean(0)) for i in range(count)]
+            heads = layers[-1]
+            views += [(f"head{h + 1}", heads[h]) for h in range(heads.size(0))]
+            for view, weights in views:
+                where = view.replace("layer", "layer ").replace("head", "head ")
+                last = "" if view.startswith("layer") else f" of layer {count}"
+                mean = " · heads averaged" if view.startswith("layer") else ""
+                title = f"step {step} · {kind} · {where}{last}{mean}"
+                fig = heatmap(weights, cols, rows, title, axes[0], axes[1])
+                with naming(self.events):
+                    self.writer.add_figure(
+                        f"{kind}/{view}/{name}", fig, step, close=True
+                    )
 
     def text(self, tag: str, markdown: str, step: int) -> None:
         with naming(self.events):

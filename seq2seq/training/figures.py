@@ -33,10 +33,12 @@ def heatmap(
     tgt: Sequence[str],
     title: str,
     target: str = "generated",
+    keys: str = "source",
 ) -> Figure:
     """Source subwords on x, target subwords on y, with a colour bar.
     ``target`` labels the rows: "generated" for a search's output,
-    FORCED_ROWS when the reference was fed in (forced decoding)."""
+    FORCED_ROWS when the reference was fed in (forced decoding); ``keys``
+    the columns (a self-attention's are its own sequence)."""
     rows, cols = weights.shape
     size = (max(4.0, 2.5 + 0.22 * cols), max(3.0, 1.8 + 0.22 * rows))
     fig, ax = plt.subplots(figsize=size, dpi=100)
@@ -45,7 +47,7 @@ def heatmap(
     )
     ax.set_xticks(range(cols), labels=_short(src[:cols]), rotation=90, fontsize=9)
     ax.set_yticks(range(rows), labels=_short(tgt[:rows]), fontsize=9)
-    ax.set_xlabel("source")
+    ax.set_xlabel(keys)
     ax.set_ylabel(target)
     ax.set_title(title, fontsize=11)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)

@@ -8,7 +8,8 @@ measure, computed here and nowhere else.
   the source EOS, monotonicity) and, where the corpus has gold word links,
   the alignment error rate (AER) of the attention's argmax;
 - :func:`forced_weights`: the same forced attention, sentence by sentence,
-  for heatmaps.
+  for heatmaps; :func:`forced_maps`: every map of every kind, layer and head
+  (a Transformer's), sentence by sentence.
 
 Each caller chooses the batches (validation keeps training's batch limits,
 evaluate decodes whole sorted batches), so each keeps its memory bound.
@@ -24,7 +25,7 @@ import torch
 from seq2seq.data.batching import collate
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded
-from seq2seq.model.interface import Model
+from seq2seq.model.interface import KINDS, Maps, Model
 from seq2seq.model.model import loss_sum
 from seq2seq.results import TextScores
 from seq2seq.specials import PAD
@@ -149,3 +150,35 @@ def _averages(sums: dict[str, float]) -> dict[str, float]:
         "eos_mass": sums["eos_mass"] / tokens,
         "monotone": sums["monotone"] / moves,
     }
+
+
+@torch.no_grad()
+def forced_maps(
+    model: Model,
+    src_ids: Sequence[list[int]],
+    tgt_ids: Sequence[list[int]],
+    index: Sequence[int],
+    device: torch.device,
+    precision: str = "auto",
+) -> list[Maps]:
+    """Every attention map of each pair in ``index`` (of ``src_ids`` and
+    ``tgt_ids``: a split's references, or hypotheses) with its target fed
+    in, one Maps per pair (B = 1), each kind cut to the pair's real positions
+    (source and target with their EOS or BOS: cross (1, L, h, T + 1, S + 1),
+    encoder_self (.., S + 1, S + 1), decoder_self (.., T + 1, T + 1)), on the
+    CPU."""
+    batch = collate(src_ids, tgt_ids, index).to(device)
+    with autocast(device, precision):
+        _, maps = model(batch.src, batch.src_len, batch.tgt_in)
+    out = []
+    for k, i in enumerate(index):
+        s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
+        sizes = {"cross": (t, s), "encoder_self": (s, s), "decoder_self": (t, t)}
+        cut = {}
+        for kind in KINDS:
+            found = maps.of(kind)
+            if found is not None:
+                q, keys = sizes[kind]
+                cut[kind] = found[k : k + 1, ..., :q, :keys].float().cpu()
+        out.append(Maps(**cut))
+    return out

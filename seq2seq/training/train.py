@@ -240,9 +240,15 @@ def rank_model(cfg: Config, ws: Workspace, ranks: Ranks) -> Model:
 def _announce(cfg: Config, ws: Workspace, model: Model, ranks: Ranks) -> None:
     if ranks.main:
         print(
-            f"{cfg.name}: mode={model.mode} params="
+            f"{cfg.name}: {family_of(model)}mode={model.mode} params="
             f"{model.num_parameters():,} train={len(ws.train.split):,} pairs "
             f"device={ranks.device}"
             + (f" x {ranks.world}" if ranks.world > 1 else "")
             + (f" {path}" if (path := model.training_path()) else "")
         )
+
+
+def family_of(model: Model) -> str:
+    """``family=NAME `` on the start-up line, for a family other than the
+    RNN (whose lines read as they always have)."""
+    return "" if model.family == "rnn" else f"family={model.family} "

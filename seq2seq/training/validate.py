@@ -24,7 +24,7 @@ from seq2seq.training.board import Board, Watched, pick_watched, samples_markdow
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.figures import FORCED_ROWS
 from seq2seq.training.metrics import sentence_bleu
-from seq2seq.training.scoring import forced, forced_weights, text_scores
+from seq2seq.training.scoring import forced, forced_maps, forced_weights, text_scores
 
 
 class Validator:
@@ -174,6 +174,29 @@ class Validator:
             self.board.alignment(
                 f"forced/probe{k}", forced[k], src, ref, title, step, FORCED_ROWS
             )
+        self.draw_layers(model, step)
+
+    def draw_layers(self, model: Model, step: int) -> None:
+        """A model with more than one map (kinds, layers or heads: a
+        Transformer's) gets each drawn, its reference fed in: every kind per
+        layer with its heads averaged, and per head of the last layer
+        (Board.maps); an RNN's one map is the forced heatmap above."""
+        val, tok = self.ws.val, self.ws.tokenizer
+        index = [p.index for p in self.watched]
+        precision = self.cfg.train.precision
+        per_sentence = forced_maps(
+            model, val.src_ids, val.tgt_ids, index, self.device, precision
+        )
+        for k, (w, maps) in enumerate(zip(self.watched, per_sentence, strict=True)):
+            if not maps.several:
+                return
+            ref = tok.tgt_pieces(val.tgt_ids[w.index])
+            labels = {
+                "cross": (ref + ["</s>"], w.src_pieces),
+                "encoder_self": (w.src_pieces, w.src_pieces),
+                "decoder_self": (["<s>", *ref], ["<s>", *ref]),
+            }
+            self.board.maps(f"probe{k}", maps, labels, step)
 
     def forced_weights(self, model: Model) -> list[torch.Tensor]:
         """Attention (T_ref + 1, S_real) of each watched sentence, its reference

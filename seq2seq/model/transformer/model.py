@@ -16,7 +16,7 @@ token at a time with each layer's keys and values of the prefix kept
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -25,6 +25,7 @@ from torch import Tensor, nn
 
 from seq2seq import families
 from seq2seq.config import TransformerConfig
+from seq2seq.errors import UserError
 from seq2seq.model.interface import Display, EncoderDecoder, Maps
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.transformer.attention import causal_mask
@@ -194,6 +195,13 @@ class Transformer(EncoderDecoder[Memory, State]):
     @property
     def has_alignment(self) -> bool:
         return True
+
+    def wrap_attention(self, wrap: Callable[[nn.Module], nn.Module]) -> None:
+        raise UserError(
+            "evaluate --ablate replaces an RNN's one cross-attention; a "
+            "transformer attends in every layer and head of three kinds, "
+            "which these ablations do not cover"
+        )
 
 
 def stack(maps: list[Tensor | None]) -> Tensor | None:
