@@ -216,6 +216,11 @@ class TransformerConfig:
     tie_embeddings: bool = key(
         True, "the output layer is the target embedding (Press & Wolf 2017)"
     )
+    share_embeddings: bool = key(
+        False,
+        "the source embedding is the target's too: one matrix for a joint "
+        "vocabulary (tokenizer.joint)",
+    )
     fused_attention: bool = key(
         True,
         "torch's fused scaled_dot_product_attention where no weights are "
@@ -395,6 +400,13 @@ class Config:
 
     def __post_init__(self) -> None:
         check_run_name(self.name, "name")
+        shared = getattr(self.model, "share_embeddings", False)
+        _check(
+            not shared or self.tokenizer.joint,
+            "model.share_embeddings",
+            "one embedding for both sides needs one vocabulary: set "
+            "tokenizer.joint=true, or model.share_embeddings=false",
+        )
         family = families.family(self.model.family)
         why = family.unsupported(self.model, self.train.recurrence)
         _check(why is None, "train.recurrence", f"{why}; use auto or steps")

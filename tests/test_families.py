@@ -53,7 +53,9 @@ def toy_family() -> Iterator[None]:
 
 
 def test_the_rnn_is_registered_and_the_default() -> None:
+    """model/registered.py registers both families on the first lookup."""
     assert families.DEFAULT == "rnn" and "rnn" in families.registry()
+    assert families.family("transformer").config.__name__ == "TransformerConfig"
     rnn = families.family("rnn")
     assert rnn.config.__name__ == "RNNConfig"
     with pytest.raises(ValueError, match="registered twice"):

@@ -18,6 +18,9 @@ from torch import Tensor
 
 from seq2seq.cli import main
 from seq2seq.config import TransformerConfig, config_from_dict
+from seq2seq.data.batching import bucket_batches
+from seq2seq.data.corpus import load_split
+from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.lab.evaluate import evaluate
 from seq2seq.lab.explore import layered
@@ -30,6 +33,7 @@ from seq2seq.model.transformer.attention import MultiHeadAttention
 from seq2seq.model.transformer.model import Memory, State, Transformer
 from seq2seq.specials import BOS, EOS, PAD
 from seq2seq.training.checkpoint import open_run
+from seq2seq.training.scoring import aer_by_map
 
 V = 23
 SMALL = TransformerConfig(
@@ -231,6 +235,28 @@ def load(model: dict) -> object:
     return config_from_dict({"data": data, "model": model})
 
 
+def test_tied_and_shared_embeddings_are_one_matrix() -> None:
+    model = tiny(share_embeddings=True)
+    weight = model.tgt_embed.tokens.weight
+    assert model.output.weight is weight and model.src_embed.tokens.weight is weight
+    untied = tiny(tie_embeddings=False)
+    assert untied.output.weight is not untied.tgt_embed.tokens.weight
+    assert untied.num_parameters() - tiny().num_parameters() == V * 16
+    with pytest.raises(UserError, match="model.share_embeddings.*joint"):
+        build_model(dataclasses.replace(SMALL, share_embeddings=True), V, V + 1)
+    with pytest.raises(UserError, match="model.share_embeddings.*tokenizer.joint"):
+        config_from_dict(
+            {
+                "data": {
+                    "train": {"src": "a", "tgt": "b"},
+                    "val": {"src": "c", "tgt": "d"},
+                },
+                "tokenizer": {"joint": False},
+                "model": {"family": "transformer", "share_embeddings": True},
+            }
+        )
+
+
 def test_the_section_reads_and_names_its_variant() -> None:
     cfg = load({"family": "transformer", "heads": 8, "norm": "post"}).model
     assert isinstance(cfg, TransformerConfig) and cfg.heads == 8
@@ -287,6 +313,11 @@ def test_a_transformer_trains_evaluates_translates_and_draws(
     )
     assert greedy.aer is not None and 0 <= greedy.aer <= 1
     assert beam.scores.n == greedy.scores.n == 20
+    by_map = maps_aer(run_dir)
+    assert sorted(by_map, key=str) == sorted(
+        [(layer, head) for layer in (0, 1) for head in (None, 0, 1)], key=str
+    )
+    assert by_map[(1, None)] == pytest.approx(greedy.aer)  # the display policy's
     capsys.readouterr()
     source = tmp_path / "in.txt"
     source.write_text("the dog sleeps .\n", encoding="utf-8")
@@ -324,3 +355,11 @@ def explorer_maps(run_dir: Path) -> None:
         assert weights.shape == (2, 2, len(m["rows"]), len(m["cols"])), kind
         sums = weights.sum(-1)
         torch.testing.assert_close(sums, torch.ones_like(sums), atol=0.01, rtol=0)
+
+
+def maps_aer(run_dir: Path) -> dict:
+    """scripts/aer_by_layer.py's figures of the run's test split."""
+    r = open_run(run_dir, "best", torch.device("cpu"))
+    data = encode(load_split(r.cfg.data, "test"), r.tok)
+    batches = bucket_batches(data.lengths(), 10**9, 64)
+    return aer_by_map(r.model, data, r.tok, batches, torch.device("cpu"))

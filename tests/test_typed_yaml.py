@@ -81,6 +81,26 @@ def test_set_parses_yaml_and_names_what_is_wrong() -> None:
         apply_override(raw, "name=[unclosed")
 
 
+def test_a_section_of_another_family_replaces_its_bases() -> None:
+    """A Transformer's file over an RNN's base keeps the base's other
+    sections, not its RNN keys; the same family (named or by default) merges."""
+    base = {"model": {"attention": "none", "encoder": {"layers": 1}}, "seed": 1}
+    other = merge(base, {"model": {"family": "transformer", "heads": 4}})
+    assert other == {"model": {"family": "transformer", "heads": 4}, "seed": 1}
+    same = merge(base, {"model": {"family": "rnn", "attention": "dot"}})
+    assert same["model"] == {
+        "attention": "dot",
+        "encoder": {"layers": 1},
+        "family": "rnn",
+    }
+    named = {"model": {"family": "transformer", "heads": 4, "layers": 2}}
+    assert merge(named, {"model": {"family": "transformer", "heads": 8}})["model"] == {
+        "family": "transformer",
+        "heads": 8,
+        "layers": 2,
+    }
+
+
 def test_a_base_chain_is_read_in_order_and_a_loop_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("seed: 1\nname: a\n")
     (tmp_path / "b.yaml").write_text("base: a.yaml\nname: b\n")

@@ -182,3 +182,40 @@ def forced_maps(
                 cut[kind] = found[k : k + 1, ..., :q, :keys].float().cpu()
         out.append(Maps(**cut))
     return out
+
+
+@torch.no_grad()
+def aer_by_map(
+    model: Model,
+    data: Encoded,
+    tok: Tokenizer,
+    batches: Sequence[Sequence[int]],
+    device: torch.device,
+) -> dict[tuple[int, int | None], float]:
+    """The AER of every cross-attention map, references force-decoded as
+    :func:`forced` does: key (layer, None) for a layer's heads averaged,
+    (layer, head) for one head, layers and heads counted from 0. Needs the
+    split's gold links; empty for a model without cross-attention."""
+    if data.split.align is None:
+        raise ValueError("aer_by_map needs a split with gold word links")
+    model.eval()
+    words = data.word_indices(tok)
+    counts: dict[tuple[int, int | None], tuple[int, int]] = {}
+    for index in batches:
+        batch = collate(data.src_ids, data.tgt_ids, index).to(device)
+        _, maps = model(batch.src, batch.src_len, batch.tgt_in)
+        if maps.cross is None:
+            return {}
+        gold = [set(data.split.align[i]) for i in index]
+        layers, heads = maps.cross.shape[1:3]  # (B, L, h, T, S)
+        for layer in range(layers):
+            views: dict[int | None, torch.Tensor] = {
+                None: maps.cross[:, layer].mean(dim=1)
+            }
+            views |= {h: maps.cross[:, layer, h] for h in range(heads)}
+            for head, weights in views.items():
+                predicted = batch_alignments(weights, index, *words)
+                hit, total = aer_counts(predicted, gold)
+                before = counts.get((layer, head), (0, 0))
+                counts[(layer, head)] = (before[0] + hit, before[1] + total)
+    return {key: aer_from_counts(*c) for key, c in counts.items()}

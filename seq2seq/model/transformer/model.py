@@ -90,6 +90,7 @@ class Transformer(EncoderDecoder[Memory, State]):
         positions: int | None,
         causal: bool,
         tie: bool,
+        share: bool,
         mode: str,
         display: Display,
     ) -> None:
@@ -108,6 +109,8 @@ class Transformer(EncoderDecoder[Memory, State]):
         self.output = nn.Linear(spec.d_model, tgt_vocab)
         if tie:  # Press & Wolf 2017; Vaswani Sec. 3.4
             self.output.weight = self.tgt_embed.tokens.weight
+        if share:  # one joint vocabulary: one matrix for both sides
+            self.src_embed.tokens.weight = self.tgt_embed.tokens.weight
 
     # ---- the encoder
 
@@ -216,6 +219,11 @@ def build_transformer(
 ) -> Transformer:
     """The Transformer of the section ``cfg`` (``recurrence``: an RNN's
     training path, nothing here)."""
+    if cfg.share_embeddings and src_vocab != tgt_vocab:
+        raise UserError(
+            f"model.share_embeddings: the vocabularies differ ({src_vocab:,} "
+            f"and {tgt_vocab:,} pieces); train with tokenizer.joint=true"
+        )
     spec = Spec(
         cfg.d_model,
         cfg.heads,
@@ -234,6 +242,7 @@ def build_transformer(
         cfg.max_positions if cfg.positions == "learned" else None,
         cfg.causal,
         cfg.tie_embeddings,
+        cfg.share_embeddings,
         cfg.variant,
         DISPLAY,
     )
