@@ -184,6 +184,10 @@ def test_joeynmt_bench_refuses_bad_arguments(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "unknown option '--fast'" in unknown.stderr
     nothing = bench("320", "--decode-only")
     assert nothing.returncode == 2 and "needs a full run" in nothing.stderr
+    spec = bench("320", "transformer", "--decode-only")  # its own scratch folder
+    assert spec.returncode == 2 and "transformer/models/bench" in spec.stderr
+    typo = bench("320", "transfomer")
+    assert typo.returncode == 2 and "unknown option 'transfomer'" in typo.stderr
     assert not (tmp_path / "bench" / "venv").exists()  # stopped before installing
 
 

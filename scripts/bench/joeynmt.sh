@@ -2,7 +2,8 @@
 # JoeyNMT 2.3.0 and seq2seq side by side on the benchmark spec, in one run.
 #
 #   bash scripts/bench/joeynmt.sh [STEPS]          # default 320 updates each
-#   bash scripts/bench/joeynmt.sh STEPS --decode-only  # decode again only
+#   bash scripts/bench/joeynmt.sh STEPS transformer    # the Transformer spec
+#   bash scripts/bench/joeynmt.sh STEPS [transformer] --decode-only  # decode again only
 #   REPEATS=3 bash scripts/bench/joeynmt.sh ...        # each decode 3 times
 #   SEED=1 bash scripts/bench/joeynmt.sh ...           # both toolkits' seed (42)
 #   OURS_SET="train.recurrence=compiled" bash ...      # extra --set for ours only
@@ -12,7 +13,9 @@
 # `seq2seq prepare multi30k` leaves it) with a joint sentencepiece unigram 8000 model,
 # trains JoeyNMT with
 # scripts/bench/joeynmt/rnn_m30k_deen.yaml for STEPS updates, then ours on
-# the same spec (scripts/bench/train.py, configs/multi30k/bench_additive.yaml),
+# the same spec (scripts/bench/train.py, configs/multi30k/bench_additive.yaml);
+# with `transformer`, JoeyNMT's transformer_m30k_deen.yaml against
+# configs/multi30k/bench_transformer.yaml (scratch under $BENCH_DIR/transformer);
 # decodes test_2016_flickr greedy and beam 5 with both (JoeyNMT's "test",
 # scripts/bench/decode.py) and prints both and the ratios as JSON. Everything runs
 # one after the other on $THREADS threads (default 2), so the two share the
@@ -25,14 +28,30 @@
 set -euo pipefail
 
 STEPS=${1:-320}
-DECODE_ONLY=${2:-}
+[[ $# -gt 0 ]] && shift
+DECODE_ONLY=""
+SPEC_NAME=rnn
+for arg in "$@"; do
+  case $arg in
+    rnn|transformer) SPEC_NAME=$arg ;;
+    --decode-only) DECODE_ONLY=$arg ;;
+    *) echo "error: unknown option '$arg' (rnn, transformer, --decode-only)" >&2; exit 2 ;;
+  esac
+done
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=${BENCH_DIR:-/tmp/seq2seq_bench}
+BASE=${BENCH_DIR:-/tmp/seq2seq_bench}  # the venv and the data, shared by both specs
+WORK=$BASE
+[[ $SPEC_NAME == transformer ]] && WORK=$BASE/transformer
 # The files `seq2seq prepare multi30k` downloaded, else the mirror beside the checkout.
 MIRROR=$REPO/data/multi30k
 [[ -f $MIRROR/train.de.gz ]] || MIRROR=$REPO/../shared/data/multi30k
 MIRROR=${SEQ2SEQ_DATA_MIRROR:-$MIRROR}
 SPEC=$REPO/scripts/bench/joeynmt/rnn_m30k_deen.yaml
+OURS_CONFIG=$REPO/configs/multi30k/bench_additive.yaml
+if [[ $SPEC_NAME == transformer ]]; then
+  SPEC=$REPO/scripts/bench/joeynmt/transformer_m30k_deen.yaml
+  OURS_CONFIG=$REPO/configs/multi30k/bench_transformer.yaml
+fi
 THREADS=${THREADS:-2}
 REPEATS=${REPEATS:-1}
 SEED=${SEED:-42}
@@ -47,7 +66,7 @@ for kv in "${OURS_SET_ARGS[@]}"; do
   OURS_OVERRIDES+=(--set "$kv")
 done
 PY=$REPO/.venv/bin/python
-VENV=${JOEY_VENV:-$WORK/venv}
+VENV=${JOEY_VENV:-$BASE/venv}
 JPY=$VENV/bin/python
 export OMP_NUM_THREADS=$THREADS
 mkdir -p "$WORK"
@@ -65,12 +84,10 @@ if (( STEPS % 20 != 0 )); then
   echo "error: STEPS must be a multiple of 20 (JoeyNMT's logging interval)" >&2
   exit 2
 fi
-for f in "$SPEC" "$MIRROR/train.de.gz" "$PY"; do
+for f in "$SPEC" "$OURS_CONFIG" "$MIRROR/train.de.gz" "$PY"; do
   [[ -e $f ]] || { echo "error: $f not found (run make install; see README)" >&2; exit 2; }
 done
-case $DECODE_ONLY in
-  "") ;;
-  --decode-only)
+if [[ $DECODE_ONLY == --decode-only ]]; then
     for f in "$WORK/models/bench/latest.ckpt" "$WORK/ours_run/last.pt" \
         "$WORK/ours_train.json"; do
       [[ -e $f ]] || { echo "error: $f not found: --decode-only needs a full run" \
@@ -80,9 +97,8 @@ case $DECODE_ONLY in
       echo "error: $WORK/joey.yaml was not trained for $STEPS updates;" \
         "run bash scripts/bench/joeynmt.sh $STEPS first" >&2
       exit 2
-    fi ;;
-  *) echo "error: unknown option '$DECODE_ONLY' (only --decode-only)" >&2; exit 2 ;;
-esac
+    fi
+fi
 
 # --- JoeyNMT in its own venv (pins: scripts/bench/joeynmt/README.md) ---------------
 if [[ ! -f $VENV/.installed ]]; then
@@ -94,7 +110,7 @@ if [[ ! -f $VENV/.installed ]]; then
 fi
 
 # --- data: plain text and a joint sentencepiece model ------------------------
-DATA=$WORK/data
+DATA=$BASE/data
 if [[ ! -f $DATA/spm/joint.vocab ]]; then
   log "preparing Multi30k de-en in $DATA"
   mkdir -p "$DATA/multi30k" "$DATA/spm"
@@ -137,7 +153,7 @@ log "JoeyNMT: training $STEPS updates"
 log "seq2seq: training $STEPS updates"
 SEQ2SEQ_DATA_MIRROR=$MIRROR "$PY" -m seq2seq prepare multi30k --src de --tgt en \
   --out "$WORK/ours_data" >&2
-/usr/bin/time -v "$PY" "$REPO/scripts/bench/train.py" --threads "$THREADS" \
+/usr/bin/time -v "$PY" "$REPO/scripts/bench/train.py" --config "$OURS_CONFIG" --threads "$THREADS" \
   --steps $((STEPS - 20)) --warmup 20 --out "$WORK/ours_run" --set "train.seed=$SEED" \
   --set "data.train.src=$WORK/ours_data/train.de.gz" \
   --set "data.train.tgt=$WORK/ours_data/train.en.gz" \
