@@ -290,3 +290,31 @@ def test_scripts_refuse_a_missing_run_or_config_in_one_line(tmp_path: Path) -> N
         assert proc.returncode == 2, args
         assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
         assert missing in proc.stderr and not proc.stdout
+
+
+def test_attention_cost_table_and_plot(tmp_path: Path) -> None:
+    """Two short lengths, each encoder in a process of its own: a row per
+    length, every figure positive, the plot written."""
+    png = tmp_path / "cost.png"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts/bench/attention_cost.py"),
+            *("--lengths", "16", "32", "--batch", "2", "--repeats", "1"),
+            *("--threads", "1", "--plot", str(png)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [
+        r
+        for r in done.stdout.splitlines()
+        if r.startswith("| 16 |") or r.startswith("| 32 |")
+    ]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")][1:]
+        assert len(cells) == 6 and all(float(c.replace(",", "")) >= 0 for c in cells)
+    assert png.stat().st_size > 0

@@ -9,11 +9,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
+from conftest import REPO
 from torch import Tensor
 
 from seq2seq.cli import main
@@ -363,3 +366,19 @@ def maps_aer(run_dir: Path) -> dict:
     data = encode(load_split(r.cfg.data, "test"), r.tok)
     batches = bucket_batches(data.lengths(), 10**9, 64)
     return aer_by_map(r.model, data, r.tok, batches, torch.device("cpu"))
+
+
+def test_the_aer_by_layer_script_prints_every_layer(tiny_transformer: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "scripts/aer_by_layer.py", str(tiny_transformer)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [r for r in done.stdout.splitlines() if r[:4] in ("| 1 ", "| 2 ")]
+    want = maps_aer(tiny_transformer)
+    assert [r.split(" | ")[1] for r in rows] == [
+        f"{want[(layer, None)]:.3f}" for layer in (0, 1)
+    ]
