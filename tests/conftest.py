@@ -203,13 +203,22 @@ def tiny_transformer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("transformer")
     sizes = {"train": 300, "val": 20, "test": 20}
     write_corpus(root / "corpus", seed=5, sizes=sizes)
-    sets = overrides(root / "corpus", root / "runs", "tf", steps=24)
+    sets = transformer_overrides(root / "corpus", root / "runs", "tf", steps=24)
+    cfg = load_config(TRANSFORMER, sets)
+    return train(cfg, "cpu", progress="off")
+
+
+TRANSFORMER = REPO / "configs/synth_ende/transformer.yaml"
+
+
+def transformer_overrides(corpus: Path, runs: Path, name: str, steps: int) -> list[str]:
+    """--set overrides training configs/synth_ende/transformer.yaml as a tiny
+    model (2 layers, 2 heads, width 16) on a corpus folder for ``steps``."""
+    sets = overrides(corpus, runs, name, steps=steps)
     sets = [s for s in sets if not s.startswith("model.")]
     sets += ["tokenizer.vocab_size=300", "train.batch_tokens=400"]
     sets += ["train.num_probes=1", "model.d_model=16", "model.heads=2"]
-    sets += ["model.ffn=32", "model.layers=2"]
-    cfg = load_config(REPO / "configs/synth_ende/transformer.yaml", sets)
-    return train(cfg, "cpu", progress="off")
+    return [*sets, "model.ffn=32", "model.layers=2"]
 
 
 def tiny_additive(root: Path, train_pairs: int = 300) -> Path:

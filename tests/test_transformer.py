@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from conftest import REPO
+from conftest import REPO, TRANSFORMER, torchrun, transformer_overrides
 from torch import Tensor
 
 from seq2seq.cli import main
-from seq2seq.config import TransformerConfig, config_from_dict
+from seq2seq.config import TransformerConfig, config_from_dict, load_config
 from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import load_split
+from seq2seq.data.synth import write_corpus
 from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
 from seq2seq.lab.evaluate import evaluate
@@ -37,6 +38,7 @@ from seq2seq.model.transformer.model import Memory, State, Transformer
 from seq2seq.specials import BOS, EOS, PAD
 from seq2seq.training.checkpoint import open_run
 from seq2seq.training.scoring import aer_by_map
+from seq2seq.training.train import train
 
 V = 23
 SMALL = TransformerConfig(
@@ -72,7 +74,7 @@ def test_one_head_is_the_lessons_single_head_attention() -> None:
             mine.weight.copy_(theirs.weight)
         ours.v_proj.weight.copy_(lesson.w_v.weight)
         ours.out_proj.weight.copy_(torch.eye(8))
-        for p in (ours.q_proj, ours.k_proj, ours.v_proj, ours.out_proj):
+        for p in (ours.q_proj, ours.v_proj, ours.out_proj):
             p.bias.zero_()
     x = torch.randn(2, 5, 8)
     mask = torch.tril(torch.ones(5, 5)).expand(2, 5, 5)  # the lesson's 0/1 floats
@@ -382,3 +384,52 @@ def test_the_aer_by_layer_script_prints_every_layer(tiny_transformer: Path) -> N
     assert [r.split(" | ")[1] for r in rows] == [
         f"{want[(layer, None)]:.3f}" for layer in (0, 1)
     ]
+
+
+# ---- resume and two processes, as for the RNN
+
+
+def test_stopped_and_resumed_equals_straight_bitwise(tmp_path: Path) -> None:
+    """12 steps, against 6 then ``train --resume`` to 12: the same weights
+    bit for bit, dropout on (its random state is in the checkpoint)."""
+    corpus, runs = tmp_path / "corpus", tmp_path / "runs"
+    write_corpus(corpus, seed=5, sizes={"train": 300, "val": 20, "test": 20})
+
+    def sets(name: str, steps: int) -> list[str]:
+        extra = ["model.dropout=0.2", "train.checkpoint_every=3"]
+        return [*transformer_overrides(corpus, runs, name, steps), *extra]
+
+    straight = train(
+        load_config(TRANSFORMER, sets("straight", 12)), "cpu", progress="off"
+    )
+    half = train(load_config(TRANSFORMER, sets("half", 6)), "cpu", progress="off")
+    resume = ["train", "--resume", str(half), "--set", "train.max_steps=12"]
+    assert main([*resume, "--progress", "off"]) == 0
+    a = torch.load(straight / "last.pt", weights_only=True)
+    b = torch.load(half / "last.pt", weights_only=True)
+    assert a["state"]["step"] == b["state"]["step"] == 12
+    for key, value in a["model"].items():
+        assert torch.equal(value, b["model"][key]), key
+
+
+def test_two_processes_match_one(tmp_path: Path) -> None:
+    """torchrun with 2 gloo processes on the same global batches: the
+    weights of one process within tests/test_distributed.py's tolerance."""
+    corpus, runs = tmp_path / "corpus", tmp_path / "runs"
+    write_corpus(corpus, seed=5, sizes={"train": 300, "val": 20, "test": 20})
+    same = ["model.dropout=0", "train.batch_sentences=16", "train.val_every=6"]
+    same += ["train.checkpoint_every=0"]
+
+    def sets(name: str) -> list[str]:
+        return [*transformer_overrides(corpus, runs, name, 12), *same]
+
+    one = train(load_config(TRANSFORMER, sets("one")), "cpu")
+    args = ["--config", str(TRANSFORMER)]
+    for item in sets("two"):
+        args += ["--set", item]
+    torchrun(["-m", "seq2seq", "train", *args], (runs / "two",), OMP_NUM_THREADS="1")
+    a = torch.load(one / "last.pt", weights_only=True)["model"]
+    b = torch.load(runs / "two" / "last.pt", weights_only=True)
+    assert b["state"]["world"] == 2 and b["state"]["step"] == 12
+    for key, value in a.items():
+        torch.testing.assert_close(b["model"][key], value, rtol=0, atol=1e-5)

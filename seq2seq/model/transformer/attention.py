@@ -36,7 +36,10 @@ class MultiHeadAttention(nn.Module):
         assert d_model % heads == 0, "config.py checks d_model % heads"
         self.heads, self.d_k = heads, d_model // heads
         self.q_proj = nn.Linear(d_model, d_model)  # W^Q, every head's side by side
-        self.k_proj = nn.Linear(d_model, d_model)  # W^K
+        # No bias on K: it would add q . b_K to every score of a query, the same
+        # for every key, which the softmax ignores (its gradient is zero but for
+        # rounding, which Adam would turn into steps of full size).
+        self.k_proj = nn.Linear(d_model, d_model, bias=False)  # W^K
         self.v_proj = nn.Linear(d_model, d_model)  # W^V
         self.out_proj = nn.Linear(d_model, d_model)  # W^O
         self.dropout = dropout  # on the weights, in training
