@@ -4,7 +4,8 @@
 #   bash scripts/bench/gpu_check.sh            # after make install
 #
 # 1. the real CLI trains the benchmark spec on CUDA with bf16 autocast for 200
-#    steps (validation, checkpoints, TensorBoard included) and evaluates it;
+#    steps (validation, checkpoints, TensorBoard included) and evaluates it,
+#    then the same for the Transformer spec (configs/multi30k/bench_transformer.yaml);
 # 2. bench/train.py: training throughput and peak GPU memory, bf16 and fp32;
 # 3. bench/decode.py: greedy and beam-5 decoding of test_2016_flickr on CUDA.
 # Multi30k comes from $SEQ2SEQ_DATA_MIRROR (default ../shared/data/multi30k).
@@ -27,6 +28,11 @@ run "$PY" -m seq2seq train --config configs/multi30k/bench_additive.yaml --devic
   --overwrite --set "runs_dir=$OUT/runs" --set train.max_steps=200 \
   --set train.val_every=100 --set train.val_max_sentences=200
 run "$PY" -m seq2seq evaluate "$OUT/runs/multi30k/bench_additive" --device cuda
+# the Transformer of the same spec's peer: bf16 autocast, the fused attention kernel
+run "$PY" -m seq2seq train --config configs/multi30k/bench_transformer.yaml --device cuda \
+  --overwrite --set "runs_dir=$OUT/runs" --set train.max_steps=200 \
+  --set train.val_every=100 --set train.val_max_sentences=200
+run "$PY" -m seq2seq evaluate "$OUT/runs/multi30k/bench_transformer" --device cuda --beam 5
 for precision in bf16 fp32; do
   run "$PY" scripts/bench/train.py --device cuda --steps 200 --warmup 20 \
     --set "train.precision=$precision" --out "$OUT/bench_$precision" \
