@@ -87,7 +87,7 @@ def plot(rows: dict[str, dict[int, dict[str, float]]], path: Path) -> None:
         )
     for ax, what in (
         (left, "time of one forward pass (ms)"),
-        (right, "peak RSS (MiB)"),
+        (right, "memory added at its peak (MiB)"),
     ):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
