@@ -365,3 +365,23 @@ class SourceBlind(EncoderDecoder[Nothing, LastToken]):
     @property
     def has_alignment(self) -> bool:
         return True
+
+
+def translates_aligned_and_drawn(run_dir: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """``translate RUN --beam 3 --json --alignments --plot`` on one line: its
+    weights are distributions over the source (the display map's, drawn and
+    aligned as the RNN's are) and the heatmap is written."""
+    import json
+
+    from seq2seq.cli import main
+
+    capsys.readouterr()  # what came before
+    source = tmp_path / "in.txt"
+    source.write_text("the dog sleeps .\n", encoding="utf-8")
+    argv = ["translate", str(run_dir), "--input", str(source), "--beam", "3"]
+    plots = tmp_path / "plots"
+    assert main([*argv, "--json", "--alignments", "--plot", str(plots)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    weights = json.loads(line)["weights"]
+    assert weights and all(abs(sum(row) - 1) < 1e-5 for row in weights)
+    assert (plots / "line00001.png").stat().st_size > 0

@@ -18,7 +18,7 @@ from typing import Literal
 
 import pytest
 import yaml
-from conftest import SourceBlind, overrides, snapshot
+from conftest import SourceBlind, overrides, snapshot, translates_aligned_and_drawn
 
 from seq2seq import families
 from seq2seq.cli import main
@@ -125,15 +125,7 @@ def test_a_toy_family_trains_evaluates_and_translates(
     assert beam.scores.n == greedy.scores.n == 20
     before = snapshot(run_dir)
     capsys.readouterr()  # training's lines
-    source = tmp_path / "in.txt"
-    source.write_text("the dog sleeps .\n", encoding="utf-8")
-    argv = ["translate", str(run_dir), "--input", str(source), "--beam", "3"]
-    plots = tmp_path / "plots"
-    assert main([*argv, "--json", "--alignments", "--plot", str(plots)]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
-    weights = json.loads(line)["weights"]  # drawn and aligned as the RNN's are
-    assert weights and all(abs(sum(row) - 1) < 1e-5 for row in weights)
-    assert (plots / "line00001.png").stat().st_size > 0
+    translates_aligned_and_drawn(run_dir, tmp_path, capsys)
     assert snapshot(run_dir) == before
     assert main(["probe", str(run_dir), "--sentences", "10", "--epochs", "1"]) == 2
     assert "reads the source through no single vector" in capsys.readouterr().err

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,13 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from conftest import REPO, TRANSFORMER, torchrun, transformer_overrides
+from conftest import (
+    REPO,
+    TRANSFORMER,
+    torchrun,
+    transformer_overrides,
+    translates_aligned_and_drawn,
+)
 from torch import Tensor
 
 from seq2seq.cli import main
@@ -324,15 +329,7 @@ def test_a_transformer_trains_evaluates_translates_and_draws(
     )
     assert by_map[(1, None)] == pytest.approx(greedy.aer)  # the display policy's
     capsys.readouterr()
-    source = tmp_path / "in.txt"
-    source.write_text("the dog sleeps .\n", encoding="utf-8")
-    argv = ["translate", str(run_dir), "--input", str(source), "--beam", "3"]
-    plots = tmp_path / "plots"
-    assert main([*argv, "--json", "--alignments", "--plot", str(plots)]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
-    weights = json.loads(line)["weights"]
-    assert weights and all(abs(sum(row) - 1) < 1e-5 for row in weights)
-    assert (plots / "line00001.png").stat().st_size > 0
+    translates_aligned_and_drawn(run_dir, tmp_path, capsys)
     explorer_maps(run_dir)
     assert main(["probe", str(run_dir), "--sentences", "10", "--epochs", "1"]) == 2
     assert "reads the source through no single vector" in capsys.readouterr().err

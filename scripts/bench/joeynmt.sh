@@ -143,7 +143,7 @@ if [[ -z $DECODE_ONLY ]]; then  # training, both toolkits (not with --decode-onl
 # --- JoeyNMT: train STEPS updates ---------------------------------------------
 # No validation inside (validation_freq stays above STEPS); JoeyNMT saves the
 # final weights as latest.ckpt when training ends.
-sed -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEPS#" \
+sed -e "s#@WORK@/data#$DATA#g" -e "s#@WORK@#$WORK#g" -e "s#@RUN@#bench#g" -e "s#updates: 320#updates: $STEPS#" \
   -e "s#^random_seed: 42\$#random_seed: $SEED#" "$SPEC" > "$CFG"
 log "JoeyNMT: training $STEPS updates"
 /usr/bin/time -v "$JPY" -m joeynmt train "$CFG" --skip-test \
