@@ -80,8 +80,10 @@ def test_labels_name_the_family_where_families_mix() -> None:
 
     assert run_label("rnn", "additive") == "additive"
     assert run_label("rnn", "additive", mixed=True) == "rnn/additive"
-    assert run_label("transformer", "scaled_dot") == "transformer"
-    assert run_label("transformer", "scaled_dot", mixed=True) == "transformer"
+    assert run_label("transformer", "multihead") == "transformer"
+    assert run_label("transformer", "multihead", mixed=True) == "transformer"
+    no_residual = run_label("transformer", "no-residual")  # an ablation, named
+    assert no_residual == "transformer/no-residual"
 
 
 def test_todays_file_round_trips_with_its_keys_in_order() -> None:
