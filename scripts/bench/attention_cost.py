@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from seq2seq.errors import run_script
+from seq2seq.files import save_figure
 
 ENCODERS = ("self-attention", "self-attention, fused", "biGRU")
 
@@ -96,7 +97,7 @@ def plot(rows: dict[str, dict[int, dict[str, float]]], path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
     left.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
 
 
 def main() -> None:

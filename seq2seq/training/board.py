@@ -116,14 +116,16 @@ class Board:
             rows, cols = labels[kind]
             axes = AXES[kind]
             count = layers.size(0)
-            views = [(f"layer{i + 1}", layers[i].mean(0)) for i in range(count)]
-            heads = layers[-1]
-            views += [(f"head{h + 1}", heads[h]) for h in range(heads.size(0))]
-            for view, weights in views:
-                where = view.replace("layer", "layer ").replace("head", "head ")
-                last = "" if view.startswith("layer") else f" of layer {count}"
-                mean = " · heads averaged" if view.startswith("layer") else ""
-                title = f"step {step} · {kind} · {where}{last}{mean}"
+            views = [
+                (f"layer{i + 1}", f"layer {i + 1} · heads averaged", layers[i].mean(0))
+                for i in range(count)
+            ]
+            views += [
+                (f"head{h + 1}", f"head {h + 1} of layer {count}", layers[-1, h])
+                for h in range(layers.size(1))
+            ]
+            for view, words, weights in views:
+                title = f"step {step} · {kind} · {words}"
                 fig = heatmap(weights, cols, rows, title, axes[0], axes[1])
                 with naming(self.events):
                     self.writer.add_figure(

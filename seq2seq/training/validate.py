@@ -17,14 +17,14 @@ from seq2seq.config import Config
 from seq2seq.data.batching import bucket_batches
 from seq2seq.data.workspace import Workspace
 from seq2seq.files import append_line, atomic_write
-from seq2seq.model.interface import Model
+from seq2seq.model.interface import Maps, Model
 from seq2seq.model.model import describe
 from seq2seq.results import Validation
 from seq2seq.training.board import Board, Watched, pick_watched, samples_markdown
 from seq2seq.training.decoding import decode_corpus
 from seq2seq.training.figures import FORCED_ROWS
 from seq2seq.training.metrics import sentence_bleu
-from seq2seq.training.scoring import forced, forced_maps, forced_weights, text_scores
+from seq2seq.training.scoring import forced, forced_maps, text_scores
 
 
 class Validator:
@@ -158,7 +158,7 @@ class Validator:
             return
         if not self.watched:
             return
-        forced = self.forced_weights(model)
+        maps = self.forced_maps(model)  # one pass over the watched references
         for k, (w, hyp, text) in enumerate(zip(self.watched, hyps, texts, strict=True)):
             assert hyp.weights is not None  # the mode has alignment (above)
             score = sentence_bleu(text, w.reference)
@@ -171,25 +171,21 @@ class Validator:
             )
             ref = tok.tgt_pieces(val.tgt_ids[w.index]) + ["</s>"]
             title = f"step {step} · reference, forced decoding · {words} source words"
+            shown = model.shown(maps[k])  # the display map (1, T_ref + 1, S + 1)
+            assert shown is not None  # the mode has alignment (above)
             self.board.alignment(
-                f"forced/probe{k}", forced[k], src, ref, title, step, FORCED_ROWS
+                f"forced/probe{k}", shown[0], src, ref, title, step, FORCED_ROWS
             )
-        self.draw_layers(model, step)
+        if maps[0].several:
+            self.draw_layers(maps, step)
 
-    def draw_layers(self, model: Model, step: int) -> None:
+    def draw_layers(self, per_sentence: list[Maps], step: int) -> None:
         """A model with more than one map (kinds, layers or heads: a
         Transformer's) gets each drawn, its reference fed in: every kind per
         layer with its heads averaged, and per head of the last layer
         (Board.maps); an RNN's one map is the forced heatmap above."""
         val, tok = self.ws.val, self.ws.tokenizer
-        index = [p.index for p in self.watched]
-        precision = self.cfg.train.precision
-        per_sentence = forced_maps(
-            model, val.src_ids, val.tgt_ids, index, self.device, precision
-        )
         for k, (w, maps) in enumerate(zip(self.watched, per_sentence, strict=True)):
-            if not maps.several:
-                return
             ref = tok.tgt_pieces(val.tgt_ids[w.index])
             labels = {
                 "cross": (ref + ["</s>"], w.src_pieces),
@@ -198,12 +194,14 @@ class Validator:
             }
             self.board.maps(f"probe{k}", maps, labels, step)
 
-    def forced_weights(self, model: Model) -> list[torch.Tensor]:
-        """Attention (T_ref + 1, S_real) of each watched sentence, its reference
-        fed in."""
-        index = [p.index for p in self.watched]
+    def forced_maps(self, model: Model) -> list[Maps]:
+        """Every attention map of each watched sentence, its reference fed in,
+        cut to its real positions (scoring.forced_maps)."""
+        val, index = self.ws.val, [p.index for p in self.watched]
         precision = self.cfg.train.precision
-        return forced_weights(model, self.ws.val, index, self.device, precision)
+        return forced_maps(
+            model, val.src_ids, val.tgt_ids, index, self.device, precision
+        )
 
     def finish(self, model: Model, best: Validation | None, step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""

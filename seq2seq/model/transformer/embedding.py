@@ -39,13 +39,20 @@ class Embedding(nn.Module):
         self.positions = nn.Embedding(learned, d_model) if learned else None
         self.scale = math.sqrt(d_model)  # Sec. 3.4: embeddings times sqrt(d)
         self.dropout = nn.Dropout(dropout)
+        # The sinusoids of the longest sentence seen, computed once (a search
+        # step reads one row): a cache, not a weight or a buffer (not in
+        # checkpoints, not synchronised between processes).
+        self.table = torch.empty(0, d_model)
 
     def forward(self, ids: Tensor, start: int = 0) -> Tensor:
         """ids (B, T) at positions start.. : (B, T, d_model)."""
         steps = ids.size(1)
         x = self.tokens(ids) * self.scale  # (B, T, d_model)
         if self.positions is None:
-            table = sinusoids(steps, x.size(-1), start).to(x.device, x.dtype)
+            if start + steps > len(self.table) or self.table.device != x.device:
+                rows = max(2 * len(self.table), start + steps, 128)
+                self.table = sinusoids(rows, x.size(-1)).to(x.device)
+            table = self.table[start : start + steps].to(x.dtype)
         else:
             rows = self.positions.num_embeddings
             if start + steps > rows:

@@ -146,8 +146,8 @@ class Transformer(EncoderDecoder[Memory, State]):
         y = self.tgt_embed(tgt_in)  # (B, T, d)
         self_maps: list[Tensor | None] = []
         cross_maps: list[Tensor | None] = []
-        for layer in self.decoder:
-            out = layer(y, keys, memory.cross[len(self_maps)], memory.mask, None, maps)
+        for i, layer in enumerate(self.decoder):
+            out = layer(y, keys, memory.cross[i], memory.mask, None, maps)
             y = out.y
             self_maps.append(out.self_weights)
             cross_maps.append(out.cross_weights)
