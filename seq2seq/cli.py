@@ -160,6 +160,17 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
         choices=["uniform", "shuffle", "none"],
         help="decode with the attention weights replaced; report the BLEU drop",
     )
+    ev.add_argument(
+        "--attention",
+        help="where --ablate acts in a Transformer: cross (default), "
+        "encoder_self or decoder_self",
+    )
+    ev.add_argument(
+        "--layers", help="--ablate only these layers (from 1: 1,3); default all"
+    )
+    ev.add_argument(
+        "--heads", help="--ablate only these heads (from 1: 2); default all"
+    )
     add_decoding(ev)
     ev.set_defaults(func=evaluate_command)
 
@@ -285,6 +296,7 @@ def train_command(args: argparse.Namespace) -> None:
 
 
 def evaluate_command(args: argparse.Namespace) -> None:
+    from seq2seq.lab.ablate import parse
     from seq2seq.lab.evaluate import evaluate, format_result
 
     result = evaluate(
@@ -293,7 +305,7 @@ def evaluate_command(args: argparse.Namespace) -> None:
         args.checkpoint,
         args.device,
         decoding(args),
-        args.ablate,
+        parse(args.ablate, args.attention, args.layers, args.heads),
     )
     print(format_result(result))
 

@@ -111,6 +111,7 @@ TESTED_ELSEWHERE = {
     "encoding": "test_recurrence.py",
     "decoding": "test_recurrence.py",
     "steps": "test_attention.py",  # each mode's rule against its step
+    "ablate": "test_ablation.py",  # evaluate's flags, beside the rules they choose
     "registered": "test_families.py",  # both families registered
     "explore_page": "test_explore_browser.py",  # the page, in a real browser
     "specials": "",  # four constants

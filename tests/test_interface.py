@@ -14,7 +14,7 @@ from torch import Tensor, nn
 
 from seq2seq import modes
 from seq2seq.errors import UserError
-from seq2seq.lab.ablate import NoContext
+from seq2seq.model.ablation import Ablation
 from seq2seq.model.interface import Display, EncoderDecoder, Maps, Reading
 from seq2seq.model.model import loss_sum
 from seq2seq.model.search import Decoding, search
@@ -89,12 +89,12 @@ def test_the_probe_reads_contexts_or_the_summary(toy_batch) -> None:
     assert attending.summary.shape[0] == b
 
 
-def test_wrapping_the_attention_changes_what_the_decoder_reads(toy_batch) -> None:
+def test_ablating_the_attention_changes_what_the_decoder_reads(toy_batch) -> None:
     model = tiny_model("additive").eval()
     src, src_len, tgt_in, _ = toy_batch
     with torch.no_grad():
         before, _ = model(src, src_len, tgt_in)
-        model.wrap_attention(NoContext)  # ablate.py's: c_t = 0
+        model.ablate(Ablation("none"))  # c_t = 0
         after, maps = model(src, src_len, tgt_in)
     assert maps.kinds == () and not torch.allclose(before, after)
 
@@ -132,7 +132,7 @@ def test_a_second_family_trains_and_decodes_through_the_interface(toy_batch) -> 
     with pytest.raises(UserError, match="toy model reads the source through no"):
         model.read_source(src, src_len, tgt_in)
     with pytest.raises(UserError, match="no attention to ablate"):
-        model.wrap_attention(lambda a: a)
+        model.ablate(Ablation("uniform"))
 
 
 def test_a_family_that_leaves_out_a_method_cannot_be_built() -> None:

@@ -303,8 +303,8 @@ def test_a_transformer_trains_evaluates_translates_and_draws(
     """Through the same commands as the RNN: trained with the watched
     sentences' maps drawn per kind, layer and head; evaluated greedy and
     with a beam (AER of its cross-attention); translated with --json
-    --alignments and --plot; the explorer's maps; the probe and the RNN's
-    ablations refused in one line."""
+    --alignments and --plot; the explorer's maps; a head's cross-attention
+    ablated; the probe refused in one line."""
     run_dir = tiny_transformer
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert saved["model"]["family"] == "transformer" and "encoder" not in saved["model"]
@@ -333,9 +333,10 @@ def test_a_transformer_trains_evaluates_translates_and_draws(
     explorer_maps(run_dir)
     assert main(["probe", str(run_dir), "--sentences", "10", "--epochs", "1"]) == 2
     assert "reads the source through no single vector" in capsys.readouterr().err
-    assert main(["evaluate", str(run_dir), "--ablate", "uniform"]) == 2
-    (err,) = capsys.readouterr().err.strip().splitlines()
-    assert "every layer and head" in err
+    ablated = ["evaluate", str(run_dir), "--ablate", "none", "--layers", "2"]
+    assert main([*ablated, "--heads", "1", "--device", "cpu"]) == 0
+    assert "BLEU drop against the trained attention" in capsys.readouterr().out
+    assert (run_dir / "eval_test_ablate-none-cross-layer2-head1.json").is_file()
 
 
 def explorer_maps(run_dir: Path) -> None:

@@ -19,7 +19,8 @@ from seq2seq.data.corpus import load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write, exclusive, reading
-from seq2seq.lab.ablate import ablate
+from seq2seq.lab.ablate import parse
+from seq2seq.model.ablation import Ablation
 from seq2seq.model.interface import Model
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import Evaluation
@@ -40,13 +41,14 @@ def evaluate(
     checkpoint: str = "best",
     device_name: str = "auto",
     decoding: Decoding = GREEDY,
-    ablation: str | None = None,
+    ablation: Ablation | str | None = None,
     opened: OpenedRun | None = None,
 ) -> Evaluation:
     """Decode ``split``, score it, write ``eval_<name>.json`` and ``hyp_<name>.txt``
-    (name: split, decoding tag, ablation). With ``ablation`` (ablate.py) the
-    trained attention weights are replaced while decoding, and the result
-    records the BLEU drop against the same evaluation without it.
+    (name: split, decoding tag, ablation). With ``ablation`` (ablate.py; a
+    str is ``--ablate HOW``: the whole cross-attention) the trained
+    attention weights are replaced while decoding, and the result records
+    the BLEU drop against the same evaluation without it.
 
     A run in training can be evaluated: the checkpoint is read whole (the
     training replaces it whole), the result names its step, and the files
@@ -55,6 +57,8 @@ def evaluate(
     while training and other evaluations go on (files.reading). A caller
     that has the run ``opened`` already (the probe) has that checkpoint
     scored, on its device, whatever the training has saved since."""
+    if isinstance(ablation, str):
+        ablation = parse(ablation)
     name = output_name(split, decoding, ablation)
     with (
         reading(run_dir),
@@ -65,13 +69,13 @@ def evaluate(
         return _evaluate(opened, split, decoding, ablation)
 
 
-def output_name(split: str, decoding: Decoding, ablation: str | None) -> str:
+def output_name(split: str, decoding: Decoding, ablation: Ablation | None) -> str:
     """What names an evaluation's files: split, decoding tag, ablation."""
-    return split + decoding.tag + (f"_ablate-{ablation}" if ablation else "")
+    return split + decoding.tag + (f"_ablate-{ablation.tag}" if ablation else "")
 
 
 def _evaluate(
-    opened: OpenedRun, split: str, decoding: Decoding, ablation: str | None
+    opened: OpenedRun, split: str, decoding: Decoding, ablation: Ablation | None
 ) -> Evaluation:
     cfg, tok, model = opened.cfg, opened.tok, opened.model
     run_dir, checkpoint = opened.path, opened.checkpoint
@@ -79,7 +83,7 @@ def _evaluate(
     baseline = None
     if ablation is not None:  # the same weights, before they are ablated
         baseline = cached_evaluate(run_dir, split, decoding=decoding, opened=opened)
-        ablate(model, ablation)
+        model.ablate(ablation)
     pairs = load_split(cfg.data, split)
     data = encode(pairs, tok)
     hyps = decode_corpus(
@@ -104,7 +108,7 @@ def _evaluate(
         params=model.num_parameters(),
         checkpoint=checkpoint,
         decoding=decoding.describe(),
-        ablation=ablation,
+        ablation=ablation.tag if ablation else None,
         step=opened.step,
         scores=scores,
         aer=forced_aer(model, data, tok, device, batch) if gold else None,

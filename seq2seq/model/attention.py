@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from seq2seq.model.ablation import Rule
 from seq2seq.modes import register
 
 
@@ -169,6 +170,28 @@ class General(Dot):
 
     def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
         return cast(Tensor, self.key_proj(keys))  # (B, S, Hq): W_a h_s, once
+
+
+class Ablated(Attention):
+    """A trained mode whose weights are replaced at every step
+    (model/ablation.py, ``evaluate --ablate``); ``none`` gives c_t = 0."""
+
+    def __init__(self, inner: Attention, rule: Rule) -> None:
+        super().__init__()
+        self.inner, self.rule = inner, rule
+
+    def project_keys(self, keys: Tensor, mask: Tensor) -> Tensor:
+        return self.inner.project_keys(keys, mask)
+
+    def forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor, projected: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        if self.rule.how == "none":
+            return keys.new_zeros(keys.size(0), keys.size(2)), None  # (B, D)
+        _, weights = self.inner(query, keys, mask, projected)  # (B, S)
+        assert weights is not None, "ablation checks the mode has weights"
+        weights = self.rule(weights, mask)
+        return attend(weights, keys), weights
 
 
 def attend(weights: Tensor, keys: Tensor) -> Tensor:

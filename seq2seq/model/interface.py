@@ -28,13 +28,13 @@ keeps rows ``index`` (beam search's reordering, fairseq's
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, Self, TypeVar
 
 from torch import Tensor, nn
 
 from seq2seq.errors import UserError
+from seq2seq.model.ablation import Ablation
 
 
 class Rows(Protocol):
@@ -184,9 +184,11 @@ class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
             "vector, so there is nothing to probe"
         )
 
-    def wrap_attention(self, wrap: Callable[[nn.Module], nn.Module]) -> None:
-        """Replace the cross-attention by ``wrap`` of it (lab/ablate.py)."""
-        raise UserError(f"a {self.family} model has no attention to ablate")
+    def ablate(self, ablation: Ablation) -> None:
+        """Replace the trained weights where ``ablation`` says, from now on
+        (model/ablation.py; ``evaluate --ablate``), or say in one line why
+        this model cannot."""
+        raise UserError(f"--ablate: a {self.family} model has no attention to ablate")
 
     def training_path(self) -> str:
         """How it trains, where the family has fast paths to choose from

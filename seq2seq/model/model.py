@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import cast
 
 import torch
@@ -10,7 +9,9 @@ from torch import Tensor, nn
 
 from seq2seq import families
 from seq2seq.config import ModelConfig, RNNConfig, TransformerConfig
+from seq2seq.errors import UserError
 from seq2seq.model import attention as att
+from seq2seq.model.ablation import Ablation, Rule
 from seq2seq.model.decoder import Decoder, DecoderState, Memory
 from seq2seq.model.encoder import Encoder
 from seq2seq.model.fast.path import RecurrencePath, choose_path, unsupported
@@ -95,8 +96,19 @@ class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
         note = f" ({self.path.note})" if self.path.note else ""
         return f"recurrence={self.path.name}{note}"
 
-    def wrap_attention(self, wrap: Callable[[nn.Module], nn.Module]) -> None:
-        self.decoder.attention = cast(att.Attention, wrap(self.decoder.attention))
+    def ablate(self, ablation: Ablation) -> None:
+        if not self.has_alignment:
+            raise UserError(
+                f"--ablate {ablation.how}: mode '{self.mode}' has no attention "
+                "to ablate"
+            )
+        if not ablation.whole:
+            raise UserError(
+                f"--ablate {ablation.how}: an RNN has one attention, cross, of one "
+                "layer and one head; drop --attention, --layers and --heads"
+            )
+        rule = Rule(ablation.how, None, ablation.seed)
+        self.decoder.attention = att.Ablated(self.decoder.attention, rule)
 
 
 def cross(weights: Tensor | None) -> Maps:

@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from seq2seq.model.ablation import Rule
+
 
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, heads: int, dropout: float, fused: bool) -> None:
@@ -44,6 +46,9 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model)  # W^O
         self.dropout = dropout  # on the weights, in training
         self.fused = fused
+        # evaluate --ablate: the trained weights replaced (model/ablation.py);
+        # None, the weights as trained, but while a trained model is ablated
+        self.ablated: Rule | None = None
 
     def split(self, x: Tensor) -> Tensor:
         """(B, T, d_model) -> (B, h, T, d_k): one slice per head."""
@@ -69,7 +74,11 @@ class MultiHeadAttention(nn.Module):
         (B, Tq, d_model), and the weights (B, h, Tq, Tk) if asked for."""
         q = self.split(self.q_proj(x))  # (B, h, Tq, d_k)
         p = self.dropout if self.training else 0.0
-        if self.fused and not need_weights:
+        if self.ablated is not None:
+            _, trained = attend_reference(q, keys, values, mask)
+            weights = self.ablated(trained, mask)  # (B, h, Tq, Tk)
+            mixed = weights @ values
+        elif self.fused and not need_weights:
             mixed, weights = attend_fused(q, keys, values, mask, p), None
         else:
             mixed, weights = attend_reference(q, keys, values, mask, p)

@@ -16,7 +16,7 @@ token at a time with each layer's keys and values of the prefix kept
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from seq2seq import families
 from seq2seq.config import TransformerConfig
 from seq2seq.errors import UserError
+from seq2seq.model.ablation import Ablation, Rule
 from seq2seq.model.interface import Display, EncoderDecoder, Maps
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.transformer.attention import causal_mask
@@ -199,12 +200,32 @@ class Transformer(EncoderDecoder[Memory, State]):
     def has_alignment(self) -> bool:
         return True
 
-    def wrap_attention(self, wrap: Callable[[nn.Module], nn.Module]) -> None:
+    def ablate(self, ablation: Ablation) -> None:
+        """Each chosen layer's attention of ``ablation.attention`` has its
+        chosen heads' weights replaced (all heads of all layers by default)."""
+        modules = {
+            "encoder_self": [layer.self_attn for layer in self.encoder],
+            "decoder_self": [layer.self_attn for layer in self.decoder],
+            "cross": [layer.cross_attn for layer in self.decoder],
+        }[ablation.attention]
+        heads = modules[0].heads
+        chosen = _chosen("--heads", ablation.heads, heads)
+        for i in _chosen("--layers", ablation.layers, len(modules)):
+            seed = ablation.seed + i  # each layer its own shuffles
+            rule = Rule(ablation.how, None if len(chosen) == heads else chosen, seed)
+            modules[i].ablated = rule
+
+
+def _chosen(flag: str, picked: tuple[int, ...] | None, count: int) -> tuple[int, ...]:
+    """1-based choices as 0-based indices, all of them for None."""
+    if picked is None:
+        return tuple(range(count))
+    wrong = [n for n in picked if not 1 <= n <= count]
+    if wrong:
         raise UserError(
-            "evaluate --ablate replaces an RNN's one cross-attention; a "
-            "transformer attends in every layer and head of three kinds, "
-            "which these ablations do not cover"
+            f"{flag} {wrong[0]}: this model has {count}; choose from 1 to {count}"
         )
+    return tuple(sorted({n - 1 for n in picked}))
 
 
 def stack(maps: list[Tensor | None]) -> Tensor | None:
