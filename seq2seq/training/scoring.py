@@ -127,16 +127,15 @@ def forced_weights(
 ) -> list[torch.Tensor]:
     """The attention (T_ref + 1, S + 1) of each pair in ``index`` with its
     reference fed in (EOS rows and columns included), on the CPU."""
-    batch = collate(data.src_ids, data.tgt_ids, index).to(device)
-    with autocast(device, precision):
-        _, maps = model(batch.src, batch.src_len, batch.tgt_in)
-    weights = model.shown(maps)  # (P, T, S): the display policy's map
-    if weights is None:
-        raise ValueError(f"a {model.mode} model has no attention to force-decode")
-    return [
-        weights[k, : len(data.tgt_ids[i]) + 1, : len(data.src_ids[i]) + 1].float().cpu()
-        for k, i in enumerate(index)
+    shown = [
+        model.shown(maps)
+        for maps in forced_maps(
+            model, data.src_ids, data.tgt_ids, index, device, precision
+        )
     ]
+    if any(weights is None for weights in shown):
+        raise ValueError(f"a {model.mode} model has no attention to force-decode")
+    return [weights[0] for weights in shown if weights is not None]
 
 
 def _averages(sums: dict[str, float]) -> dict[str, float]:
