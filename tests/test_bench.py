@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -318,3 +320,19 @@ def test_attention_cost_table_and_plot(tmp_path: Path) -> None:
         cells = [c.strip() for c in row.strip("|").split("|")][1:]
         assert len(cells) == 6 and all(float(c.replace(",", "")) >= 0 for c in cells)
     assert png.stat().st_size > 0
+    (fitted,) = [r for r in done.stdout.splitlines() if r.startswith("| slope from 16")]
+    assert len(fitted.strip("|").split("|")) == 7
+
+
+def test_attention_cost_slopes_are_least_squares_on_log_log() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "attention_cost", REPO / "scripts/bench/attention_cost.py"
+    )
+    assert spec is not None and spec.loader is not None
+    cost = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost)
+    square = {n: 3.0 * n**2 for n in (64, 256, 512, 1024)}
+    assert cost.slope(square, 256) == pytest.approx(2.0)
+    bent = {64: 50.0, 256: 1.0, 512: 2.0, 1024: 4.0}  # fixed costs below 256
+    assert cost.slope(bent, 256) == pytest.approx(1.0)
+    assert math.isnan(cost.slope({256: 0.0, 512: 1.0}, 256))

@@ -3,7 +3,7 @@ time and peak memory of one forward pass over a batch of sources of length
 L, for L = 64 ... 2048, as a Markdown table (and a log-log plot).
 
     python scripts/bench/attention_cost.py [--lengths 64 128 ... 2048]
-        [--batch 8] [--repeats 5] [--threads 2] [--plot PNG]
+        [--batch 8] [--repeats 5] [--threads 2] [--plot PNG] [--json]
 
 Three encoders of width 256, no gradient: the Transformer's self-attention
 (one multi-head layer, 4 heads: the reference, which forms the (L, L)
@@ -14,13 +14,19 @@ of ``--repeats`` passes after one warm-up pass, its memory what the passes
 add to the process's peak resident set (ru_maxrss) over torch, the inputs
 and the weights.
 Self-attention compares every position with every other: its time and its
-weights grow as L^2; the RNN reads the positions one after another: L.
+weights grow as L^2; the RNN reads the positions one after another: L. The
+last row is each column's slope on the log-log plot from 256 positions on
+(least squares; 2 for L^2, 1 for L), below which fixed costs blur it (from
+the shortest, where fewer than two lengths reach 256).
+``--json`` prints the measurements and slopes as JSON instead (notebook 6
+reads them).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +106,23 @@ def plot(rows: dict[str, dict[int, dict[str, float]]], path: Path) -> None:
     save_figure(fig, path, dpi=100)
 
 
+FROM = 256  # the slopes are fitted from here on, where two lengths are
+
+
+def slope(points: dict[int, float], start: int) -> float:
+    """Least-squares slope of log(value) against log(length), from ``start``
+    on (NaN where fewer than two values there are above zero)."""
+    kept = [
+        (math.log(n), math.log(v)) for n, v in points.items() if n >= start and v > 0
+    ]
+    if len(kept) < 2:
+        return math.nan
+    mx = sum(x for x, _ in kept) / len(kept)
+    my = sum(y for _, y in kept) / len(kept)
+    num = sum((x - mx) * (y - my) for x, y in kept)
+    return num / sum((x - mx) ** 2 for x, _ in kept)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
@@ -109,23 +132,46 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--plot", type=Path)
+    p.add_argument("--json", action="store_true", help="print JSON, not a table")
     args = p.parse_args()
+    start = FROM if sum(n >= FROM for n in args.lengths) >= 2 else min(args.lengths)
     rows: dict[str, dict[int, dict[str, float]]] = {k: {} for k in ENCODERS}
     for length in args.lengths:  # the encoders alternate at every length
         for kind in ENCODERS:
             rows[kind][length] = measure(kind, length, args)
+    slopes = {
+        kind: {
+            w: slope({n: c[w] for n, c in by.items()}, start)
+            for w in ("ms", "peak_mib")
+        }
+        for kind, by in rows.items()
+    }
+    if args.json:
+        print(json.dumps({"rows": rows, "slopes": slopes, "from": start}))
+    else:
+        print(table(rows, slopes, args.lengths, start))
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"\nplot: {args.plot}")
+
+
+def table(
+    rows: dict[str, dict[int, dict[str, float]]],
+    slopes: dict[str, dict[str, float]],
+    lengths: list[int],
+    start: int,
+) -> str:
     head = " | ".join(f"{k} ms | {k} MiB" for k in ENCODERS)
-    print(f"| L | {head} |")
-    print("|---" * (1 + 2 * len(ENCODERS)) + "|")
-    for length in args.lengths:
+    lines = [f"| L | {head} |", "|---" * (1 + 2 * len(ENCODERS)) + "|"]
+    for length in lengths:
         cells = []
         for kind in ENCODERS:
             got = rows[kind][length]
             cells += [f"{got['ms']:,.1f}", f"{got['peak_mib']:,.0f}"]
-        print(f"| {length:,} | " + " | ".join(cells) + " |")
-    if args.plot:
-        plot(rows, args.plot)
-        print(f"\nplot: {args.plot}")
+        lines.append(f"| {length:,} | " + " | ".join(cells) + " |")
+    fitted = [f"{slopes[k][w]:.2f}" for k in ENCODERS for w in ("ms", "peak_mib")]
+    lines.append(f"| slope from {start:,} | " + " | ".join(fitted) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

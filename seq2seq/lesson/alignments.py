@@ -15,10 +15,11 @@ from torch import Tensor
 from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
+from seq2seq.model.interface import Maps
 from seq2seq.training.checkpoint import open_run
 from seq2seq.training.figures import EOS_LABEL, word_view
 from seq2seq.training.metrics import Link, aer, alignment_from_attention
-from seq2seq.training.scoring import forced_weights
+from seq2seq.training.scoring import forced_maps
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Aligned:
     its gold word alignment."""
 
     weights: Tensor  # (T + 1, S + 1): reference subwords and EOS x source and EOS
+    maps: Maps  # every kind the model has, of every layer and head (B = 1)
     src: list[str]  # source subwords, then "</s>"
     tgt: list[str]  # reference subwords, then "</s>"
     predicted: set[Link]  # (source word, target word) from each row's argmax
@@ -61,7 +63,9 @@ def forced_alignments(
     run_dir: Path, split: str = "test", index: Sequence[int] | None = None
 ) -> list[Aligned]:
     """:class:`Aligned` for the pairs ``index`` of ``split`` (all if None), from
-    the run's best checkpoint on the CPU, 64 pairs at a time."""
+    the run's best checkpoint on the CPU, 64 pairs at a time; ``weights`` is
+    the map that stands for the model (its display policy: a Transformer's
+    last layer's cross-attention, heads averaged), ``maps`` all of them."""
     cpu = torch.device("cpu")
     opened = open_run(Path(run_dir), "best", cpu)
     cfg, tok, model = opened.cfg, opened.tok, opened.model
@@ -74,10 +78,18 @@ def forced_alignments(
     out = []
     for start in range(0, len(chosen), 64):
         part = chosen[start : start + 64]
-        for i, w in zip(part, forced_weights(model, data, part, cpu), strict=True):
+        found = forced_maps(model, data.src_ids, data.tgt_ids, part, cpu)
+        for i, maps in zip(part, found, strict=True):
+            shown = model.shown(maps)
+            if shown is None:
+                raise UserError(f"{run_dir}: a {model.mode} model has no attention")
+            w = shown[0]
             links = alignment_from_attention(w, src_words[i], tgt_words[i])
             src = [*tok.src_pieces(data.src_ids[i]), EOS_LABEL]
             tgt = [*tok.tgt_pieces(data.tgt_ids[i]), EOS_LABEL]
             gold = {(s, t) for s, t in pairs.align[i]}
-            out.append(Aligned(w, src, tgt, links, gold, pairs.src[i], pairs.tgt[i]))
+            aligned = Aligned(
+                w, maps, src, tgt, links, gold, pairs.src[i], pairs.tgt[i]
+            )
+            out.append(aligned)
     return out
