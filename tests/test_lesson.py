@@ -189,8 +189,11 @@ def test_forced_alignments_are_distributions_beside_the_gold(
         assert a.gold and 0.0 <= a.aer() <= 1.0
         words, src, tgt = a.words()
         assert src[-1] == tgt[-1] == "</s>" and len(src) == len(a.source.split()) + 1
-        for s, t, w in a.misreads():  # brightest cell off every gold link
+        for s, t, w, gold in a.misreads():  # brightest cell, off every gold link
             assert (s, t) not in a.gold and w == pytest.approx(float(words[t].max()))
+            assert w >= gold + 0.1  # by the margin, not a near tie
+        ties = {(s, t) for s, t, _, _ in a.misreads(margin=0.0)}
+        assert {(s, t) for s, t, _, _ in a.misreads()} <= ties
     assert first.source != third.source
 
 

@@ -190,28 +190,50 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path) -> None:
 
 
 def teacher_solutions() -> dict[str, str]:
-    """The SOLUTIONS the teacher's edition states, read from its source."""
+    """The SOLUTIONS and ANSWERS the teacher's edition states, read from its
+    source, as the lines ``KEY = value`` that notebook 5 would hold."""
     notebook = jupytext.read(FOLDER / "teacher_answers.py")
-    cell = next(c.source for c in notebook.cells if "SOLUTIONS = {" in c.source)
-    text = cell[cell.index("SOLUTIONS = {") : cell.index("}\n") + 1]
-    namespace: dict = {}
-    exec(text, namespace)
-    return namespace["SOLUTIONS"]
+    found: dict = {}
+    for name in ("SOLUTIONS", "ANSWERS"):
+        cell = next(c.source for c in notebook.cells if f"{name} = {{" in c.source)
+        text = cell[cell.index(f"{name} = {{") : cell.index("}", cell.index(name)) + 1]
+        namespace: dict = {}
+        exec(text, namespace)
+        found[name] = namespace[name]
+    answers = {f"ANSWER_{k}": repr(v) for k, v in found["ANSWERS"].items()}
+    return found["SOLUTIONS"] | answers
+
+
+def teacher_attention() -> str:
+    """The teacher's edition's ``attention`` function, as source."""
+    notebook = jupytext.read(FOLDER / "teacher_answers.py")
+    cell = next(c.source for c in notebook.cells if "def attention(" in c.source)
+    return cell[: cell.index("\n\n\nprint(")] + "\n"
 
 
 def test_the_exercise_checks_accept_the_solutions(tmp_path: Path) -> None:
-    """As shipped, each checking cell says "not yet"; with the solutions
-    written in, each says "done"."""
+    """As shipped, the attention check and each exercise's check say "not
+    yet" and every question "no answer yet"; with the teacher's solutions
+    written in, each says "done" and every question "right". No solution
+    is in the student's notebook."""
     source = FOLDER / "05_check_and_exercises.py"
     teacher = (FOLDER / "teacher_answers.py").read_text()
     code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
     text = "\n\n".join(code)
     solutions = teacher_solutions()
-    assert sorted(solutions) == ["EXERCISE_1", "EXERCISE_2", "EXERCISE_3"]
+    exercises = sorted(k for k in solutions if k.startswith("EXERCISE"))
+    assert exercises == ["EXERCISE_1", "EXERCISE_2", "EXERCISE_3"]
+    assert len(solutions) == 3 + 14
     for key, value in solutions.items():
-        assert value in re.sub(r"\n#\s+", " ", teacher), key  # in its prose too
-        assert value not in re.sub(r"\n#\s+", " ", source.read_text()), key
+        if key.startswith("EXERCISE"):
+            assert value in re.sub(r"\n#\s+", " ", teacher), key  # in its prose
+            assert value not in re.sub(r"\n#\s+", " ", source.read_text()), key
         text = re.sub(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
+    stub = re.compile(
+        r"^def attention\(.*?raise NotImplementedError\(.*?\)\n", re.M | re.S
+    )
+    assert len(stub.findall(text)) == 1
+    text = stub.sub(lambda _: teacher_attention(), text)
     for label, program in (("shipped", "\n\n".join(code)), ("solved", text)):
         (tmp_path / f"{label}.py").write_text(program)
     shipped, solved = (
@@ -226,5 +248,30 @@ def test_the_exercise_checks_accept_the_solutions(tmp_path: Path) -> None:
     )
     assert shipped.returncode == 0, shipped.stderr
     assert solved.returncode == 0, solved.stderr
-    assert shipped.stdout.count("not yet") == 3 and "done:" not in shipped.stdout
-    assert solved.stdout.count("done:") == 3 and "not yet" not in solved.stdout
+    assert shipped.stdout.count("not yet") == 4 and "done:" not in shipped.stdout
+    assert shipped.stdout.count("no answer yet") == 14 and "right" not in shipped.stdout
+    assert solved.stdout.count("done:") == 4 and "not yet" not in solved.stdout
+    assert solved.stdout.count(": right: ") == 14
+
+
+def test_no_student_notebook_prints_a_knowledge_check_answer() -> None:
+    """The committed student copies print no question's right answer or its
+    explanation: notebook 5's checks say "no answer yet" as shipped, and no
+    output of any student notebook holds a right option's feedback."""
+    from seq2seq.lesson.quiz import QUESTIONS, digest
+
+    rights = [
+        q.feedback[letter]
+        for q in QUESTIONS
+        for letter in q.options
+        if digest(q.key, letter) == q.digest
+    ]
+    assert len(rights) == len(QUESTIONS)  # one right option each
+    for name in STUDENTS:
+        nb = json.loads((FOLDER / f"{name}.ipynb").read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            shown = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+            for feedback in rights:
+                assert feedback not in shown, (name, feedback)
+            if 'check("' in "".join(cell["source"]) and name.startswith("05"):
+                assert "no answer yet" in shown, shown

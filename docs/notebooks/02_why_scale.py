@@ -15,8 +15,8 @@
 #
 # **You will be able to** say why raw dot-product scores grow with the
 # vectors' dimension d, what that does to a softmax and its gradient, what
-# dividing by √d changes, and why the lab's trained models show that the
-# danger depends on where the scores come from.
+# dividing by √d changes, and why the danger depends on where the scores
+# come from (as the lab's trained models, measured in docs/results.md, show).
 #
 # **Before this notebook**: notebook 1; mean and variance of a sum of
 # independent random numbers; what a softmax does to a list of scores.
@@ -138,31 +138,27 @@ plt.show()
 # ## What the lab's trained models say
 #
 # The argument above assumes q and k have independent components of variance
-# 1. A trained translation model's vectors are not like that, and the lab's
-# own trainings show that the danger depends on where the scores come from.
-# Every mode trained alike on the shipped corpus
-# (`seq2seq experiment configs/experiments/bottleneck_synth_ende.yaml`, 3,000
-# steps) and on Multi30k de→en
-# (`seq2seq experiment configs/experiments/bottleneck_multi30k_deen.yaml`, 3
-# epochs), test BLEU (docs/results.md):
+# 1. A trained translation model's vectors are not like that. The lab trained
+# every score function alike, on the shipped corpus
+# (`seq2seq experiment configs/experiments/bottleneck_synth_ende.yaml`) and on
+# Multi30k de→en (`seq2seq experiment
+# configs/experiments/bottleneck_multi30k_deen.yaml`); the figures are in
+# docs/results.md, not run here, and they say that the danger depends on
+# where the scores come from:
 #
-# | score | what it computes | shipped corpus | Multi30k |
-# |---|---|---|---|
-# | `dot` | h_tᵀ h_s, unscaled | 93.9 | 27.1 |
-# | `scaled_dot` | h_tᵀ h_s / √d | 93.2 | 24.2 |
-# | `general` | h_tᵀ W h_s, unscaled, W learned | 61.2 | 3.9 |
+# - `dot` (h_tᵀ h_s, unscaled) learned as well as `scaled_dot` (h_tᵀ h_s /
+#   √d) on both, with d = 256 and 512. Its inputs are GRU states: every
+#   component lies between -1 and 1 and most sit near 0, so their dot
+#   products spread far less than √d.
+# - `general` (h_tᵀ W h_s, unscaled, W learned) fell far behind on both, and
+#   on Multi30k its attention put nearly all its weight on one source
+#   position and never recovered. Nothing bounds W. A likely reading (the
+#   runs do not record W's size): as training grows W, the scores grow with
+#   it and the softmax saturates on whatever it attends to early, where
+#   little gradient is left to move it.
 #
-# Unscaled `dot` learned as well as `scaled_dot`, with d = 256 and 512. Its
-# inputs are GRU states: every component lies between -1 and 1 and most sit
-# near 0, so their dot products spread far less than √d. `general` puts a
-# learned matrix W between them, and nothing bounds W. A likely reading of
-# the results (the runs do not record W's size): as training grows W, the
-# scores grow with it and the softmax saturates on whatever it attends to
-# early, where little gradient is left to move it. On Multi30k its attention
-# put 0.998 of its weight on one source position and never recovered; on the
-# shipped corpus it learned the short sentences (91.4 BLEU on 1-10 words)
-# and fell to 49.2 on 41-60. The cell below measures the first half of that
-# story with bounded vectors like a GRU's: components tanh(x) of a small x.
+# The cell below measures the first half of that story with bounded vectors
+# like a GRU's: components tanh(x) of a small x.
 
 # %%
 d = 256

@@ -143,9 +143,12 @@ print("source   :", src_text[case])
 print("reference:", refs[case])
 print("model    :", hyps[case])
 words, src, tgt = a.words()
-for s, t, weight in a.misreads():
+for s, t, weight, best in a.misreads():
     gold = [src[g] for g, u in sorted(a.gold) if u == t] or ["no word"]
-    print(f"  {tgt[t]!r} reads {src[s]!r} most ({weight:.2f}); its gold source: {gold}")
+    print(
+        f"  {tgt[t]!r} reads {src[s]!r} most ({weight:.2f}); "
+        f"its gold source {gold} gets {best:.2f}"
+    )
 assert hyps[case] == refs[case] and a.misreads()
 
 fig = heatmap(words, src, tgt, f"Test pair {case}: weights by word", FORCED_ROWS)
@@ -156,8 +159,11 @@ plt.close(fig)
 
 # %% [markdown]
 # The model translated this pair exactly right, yet for the words listed the
-# brightest cell of the row is not the word they translate: in those rows
-# the white dot is off the bright cell. Common reasons: the model
+# brightest cell of the row is not the word they translate, and not by a
+# hair: it outweighs every gold link of the row by 0.1 or more (a near tie
+# is not counted as a misread; `Aligned.misreads` in
+# seq2seq/lesson/alignments.py). In those rows the white dot is off the
+# bright cell. Common reasons: the model
 # reads the *next* source word it will need, or a neighbour whose encoder
 # state (bidirectional, so it knows both sides) carries the same
 # information, or a word that decides the target word's form (an auxiliary

@@ -9,167 +9,158 @@
 # ---
 
 # %% [markdown]
-# # 5. Knowledge check and exercises
+# # 5. Write attention, check your knowledge, change the model
 #
-# *About 15 minutes. Runs in seconds.*
+# *About 30 minutes. Every cell runs in seconds; nothing trains.*
 #
-# Ten questions about attention, each answered by running code against the
-# lab's modules rather than by recalling a sentence; then three exercises,
-# each with a cell that says whether your change worked.
+# Three parts, each checked by a cell that says "done" (or "right") or what
+# is not yet so, without showing the answer:
 #
-# **You will be able to** answer the core questions about attention from
-# code you can run, and change the lab's model through its config overrides
-# to test an idea of your own.
+# 1. **Write attention yourself**: the single-head step, checked against the
+#    lab's module on shapes, values, masks and gradients.
+# 2. **The knowledge check**: fourteen questions, the lesson's ten and four on
+#    self-, causal and cross-attention, cost and depth (notebook 6). Answer
+#    each in its cell, then run the cell.
+# 3. **Three exercises** on the lab's model, each a list of config overrides.
 #
-# **Before this notebook**: notebooks 1-4. The answers to the exercises are
-# in the teacher's notebook (`teacher_answers`), not here.
+# **You will be able to** write scaled dot-product attention with its masks
+# from its definition; answer the core questions about attention; and change
+# the lab's model through its config to test an idea of your own.
+#
+# **Before this notebook**: notebooks 1-4 (questions 11-14: notebook 6). The
+# answers are in the teacher's edition (`teacher_answers`), not here.
 
 # %%
 import math
-import os
-from pathlib import Path
 
 import torch
 
-from seq2seq import modes
 from seq2seq.errors import UserError
-from seq2seq.lab.demo import DEMO_FILE
-from seq2seq.lab.evaluate import saved_evaluation
-from seq2seq.lesson.attention import SingleHeadAttention, causal_mask
 from seq2seq.lesson.checkout import Checkout
-from seq2seq.model.attention import Additive, attend
+from seq2seq.lesson.exercise import check_attention
+from seq2seq.lesson.quiz import ask, check
 from seq2seq.model.model import build_attention, build_model
 
 home = Checkout.find()  # the lab's paths are spelled from the checkout
-torch.set_grad_enabled(False)  # nothing here trains
-torch.manual_seed(0)
-attn = SingleHeadAttention(d_model=32, d_k=8)
-x = torch.randn(1, 6, 32)
 
 # %% [markdown]
-# **1. In one line, what does Attention(Q, K, V) compute?** It scores the
-# queries against the keys, turns the scores into weights with a softmax and
-# mixes the values with them: softmax(score(Q, K)) V. Written out by hand, it
-# is what the module returns:
-
-# %%
-q, k, v = attn.w_q(x), attn.w_k(x), attn.w_v(x)
-by_hand = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(8), dim=-1) @ v
-out, w = attn(x, x)
-assert torch.allclose(out, by_hand, atol=1e-6)
-print("softmax(Q K^T / sqrt(d_k)) V == SingleHeadAttention(x, x)")
-
-# %% [markdown]
-# **2. Does attention, as usually built, pick one position?** No: the
-# softmax gives every key some weight. Count the keys each query reads:
-
-# %%
-print("keys with weight > 1e-3, per query:", (w[0] > 1e-3).sum(-1).tolist())
-assert (w[0] > 1e-3).sum(-1).min() > 1
-
-# %% [markdown]
-# **3. What does a soft attention layer hand back: a position, a blend of
-# the values, or the keys?** A blend: the output is the weights times the
-# values.
-
-# %%
-assert torch.allclose(out, w @ v, atol=1e-6)
-
-# %% [markdown]
-# **4. What are the four steps, in order?** Project, score, softmax, mix.
-# The lab's `Additive` attention exposes them: `project_keys` (U k, once per
-# sentence), `scores` (W q and vᵀ tanh(W q + U k)), then the softmax and
-# the module function `attend` (the mix). Chaining them by hand gives its
-# forward:
-
-# %%
-additive = Additive(query_dim=16, key_dim=32, hidden_dim=8)
-query, keys = torch.randn(1, 16), torch.randn(1, 6, 32)
-mask = torch.ones(1, 6, dtype=torch.bool)
-projected = additive.project_keys(keys, mask)  # 1. project (U k)
-scores = additive.scores(query, projected)  # 2. score  v^T tanh(W q + U k)
-weights = torch.softmax(scores, dim=-1)  # 3. softmax
-context = attend(weights, keys)  # 4. mix
-ref_context, ref_weights = additive(query, keys, mask)
-assert torch.allclose(context, ref_context, atol=1e-6)
-print("project -> score -> softmax -> mix == Additive.forward")
-
-# %% [markdown]
-# **5. In an encoder's self-attention, may a word read the words after
-# it?** Yes, an encoder sees the whole sentence at once: with no causal mask
-# the first position reads later ones; a decoder's causal mask forbids it.
-
-# %%
-_, w_enc = attn(x, x)
-_, w_dec = attn(x, x, causal_mask(6))
-print(
-    "weight of query 0 on later keys:",
-    round(float(w_enc[0, 0, 1:].sum()), 3),
-    "unmasked;",
-    float(w_dec[0, 0, 1:].sum()),
-    "causal",
-)
-assert w_enc[0, 0, 1:].sum() > 0 and w_dec[0, 0, 1:].sum() == 0
-
-# %% [markdown]
-# **6. In cross-attention, which side asks?** The decoder: its states are
-# the queries, the encoder's are the keys and values. The weights have one
-# row per decoder position and one column per encoder position:
-
-# %%
-decoder_states, encoder_states = torch.randn(1, 4, 32), torch.randn(1, 9, 32)
-_, w_cross = attn(decoder_states, encoder_states)
-print("cross-attention weights:", tuple(w_cross.shape), "= (batch, target, source)")
-assert w_cross.shape == (1, 4, 9)
-
-# %% [markdown]
-# **7. What did attention fix in RNN encoder–decoders?** The decoder no
-# longer depends on one summary of the source: at every step it may look at
-# every encoder state. Notebook 3 measured it on the demo's runs; if they are
-# there, here are their scores on the shortest and the longest sentences:
-
-# %%
-demo_runs = home.run_dirs(Path(os.environ.get("LESSON_DEMO", DEMO_FILE)))
-for mode, run_dir in demo_runs.items():
-    if result := saved_evaluation(run_dir, "test"):
-        first, last = result.buckets[0], result.buckets[-1]
-        print(
-            f"{mode}: BLEU {first.bleu:.1f} on {first.lo}-{first.hi} words,"
-            f" {last.bleu:.1f} on {last.lo}-{last.hi}"
-        )
-    else:
-        print(f"{mode}: not trained yet (make demo, or notebook 3)")
-
-# %% [markdown]
-# **8. Does a heatmap tell you why the model wrote a word?** Not by itself.
-# Notebook 4 found a pair translated exactly right whose weights, on some of
-# its words, point away from the gold alignment; the ablations showed that
-# the model depends on where its weights point, which is a different claim.
+# ## Part 1: write attention
 #
-# **9. How does the cost of full attention grow with the length n?** With
-# n²: there is one weight per query-key pair, so doubling n quadruples the
-# weight matrix:
+# Write `attention(x_q, x_kv, w_q, w_k, w_v, mask=None)` for one head, from
+# its definition (notebook 1):
+#
+# 1. **project**: Q = x_q W_q, K = x_kv W_k, V = x_kv W_v, each matrix
+#    (d_model, d_k), so Q is (B, Tq, d_k) and K, V are (B, Tk, d_k);
+# 2. **score**: Q Kᵀ, one score per query and key, (B, Tq, Tk);
+# 3. **scale**: divide the scores by √d_k (notebook 2 says why);
+# 4. **mask**: where `mask == 0` (it broadcasts to (B, Tq, Tk); a boolean
+#    mask's False counts as 0), set the score to −∞, so that the key gets
+#    exactly zero weight after the softmax;
+# 5. **softmax** over the keys: the weights, (B, Tq, Tk);
+# 6. **mix**: the weights times V, (B, Tq, d_k).
+#
+# Return `(output, weights)`.
+#
+# One case needs a decision: a query whose keys are *all* masked (a padded
+# position reading a fully padded sentence, say). Its softmax is over a row
+# of −∞ only, which is 0 / 0: NaN. A NaN in one row spreads into the loss and
+# every gradient, so give such a query zero weights and a zero output: it
+# reads nothing, because nothing may be read.
+#
+# Use only tensor operations (`@`, `transpose`, `masked_fill`,
+# `torch.softmax`, ...), not the lab's attention modules: the check compares
+# yours with them.
+
 
 # %%
-sizes = {}
-for n in (64, 128, 256):
-    _, w_n = attn(torch.randn(1, n, 32), torch.randn(1, n, 32))
-    sizes[n] = w_n.numel()
-print(sizes)
-assert sizes[128] == 4 * sizes[64] and sizes[256] == 4 * sizes[128]
+def attention(x_q, x_kv, w_q, w_k, w_v, mask=None):
+    """Single-head scaled dot-product attention: (output, weights)."""
+    raise NotImplementedError("write attention() here")
 
-# %% [markdown]
-# **10. Which part of attention does the next lesson open up?** The
-# comparison of a query with a key: the score function. The lab has one
-# registry of them (`seq2seq/modes.py`); each is a value of
-# `model.attention`:
 
 # %%
-print(", ".join(modes.names()))
-assert {"additive", "dot", "scaled_dot", "general"} <= set(modes.names())
+print(check_attention(attention))
 
 # %% [markdown]
-# ## Exercises
+# ## Part 2: the knowledge check
+#
+# Each cell asks one question. Set `ANSWER_<n>` to the letter of your
+# answer (`"a"`, or `"t"`/`"f"` for true or false) and run the cell: it
+# says whether it is right, and why, or why not yet. Every answer can be
+# checked against something you ran in notebooks 1-4 and 6.
+
+# %%
+ask("1")
+ANSWER_1 = None  # your answer: a letter
+check("1", ANSWER_1)
+
+# %%
+ask("2")
+ANSWER_2 = None  # your answer: a letter
+check("2", ANSWER_2)
+
+# %%
+ask("3")
+ANSWER_3 = None  # your answer: a letter
+check("3", ANSWER_3)
+
+# %%
+ask("4")
+ANSWER_4 = None  # your answer: a letter
+check("4", ANSWER_4)
+
+# %%
+ask("5")
+ANSWER_5 = None  # your answer: a letter
+check("5", ANSWER_5)
+
+# %%
+ask("6")
+ANSWER_6 = None  # your answer: a letter
+check("6", ANSWER_6)
+
+# %%
+ask("7")
+ANSWER_7 = None  # your answer: a letter
+check("7", ANSWER_7)
+
+# %%
+ask("8")
+ANSWER_8 = None  # your answer: a letter
+check("8", ANSWER_8)
+
+# %%
+ask("9")
+ANSWER_9 = None  # your answer: a letter
+check("9", ANSWER_9)
+
+# %%
+ask("10")
+ANSWER_10 = None  # your answer: a letter
+check("10", ANSWER_10)
+
+# %%
+ask("11")
+ANSWER_11 = None  # your answer: a letter
+check("11", ANSWER_11)
+
+# %%
+ask("12")
+ANSWER_12 = None  # your answer: a letter
+check("12", ANSWER_12)
+
+# %%
+ask("13")
+ANSWER_13 = None  # your answer: a letter
+check("13", ANSWER_13)
+
+# %%
+ask("14")
+ANSWER_14 = None  # your answer: a letter
+check("14", ANSWER_14)
+
+# %% [markdown]
+# ## Part 3: exercises
 #
 # Each exercise is a list of config overrides, the same strings you would
 # pass to `seq2seq train --set`. Edit the list, run the cell below it, and
@@ -195,21 +186,23 @@ def built(overrides: list[str]):
 
 
 # %% [markdown]
-# ### Exercise 1: swap `additive` for `scaled_dot`
+# ### Exercise 1: score by a scaled dot product
 #
-# Change `model.attention`. A dot product needs queries and keys of one
+# Make the decoder score each encoder state by h_tᵀ h_s / √d (Vaswani et
+# al. 2017) instead of the additive score. `docs/config.md` lists the
+# values of `model.attention`. A dot product needs queries and keys of one
 # width: here the decoder state (256) already matches the encoder's two
-# directions (2 × 128). Try `model.decoder.hidden_size=128` as well and read
-# the loader's message.
+# directions (2 × 128). Try a decoder of another width as well and read the
+# loader's message.
 
 # %%
-EXERCISE_1 = ["model.attention=additive"]
+EXERCISE_1 = []  # your overrides, e.g. ["model.x=y"]
 
 cfg, model, error = built(EXERCISE_1)
 if error:
     print("not yet, the config is refused:", error)
 elif cfg.model.attention != "scaled_dot":
-    print(f"not yet: the decoder still uses {cfg.model.attention!r}")
+    print(f"not yet: the decoder scores with {cfg.model.attention!r}")
 else:
     query_dim, key_dim = (
         cfg.model.decoder.hidden_size,
@@ -225,23 +218,24 @@ else:
     )
 
 # %% [markdown]
-# ### Exercise 2: train `none` with a reversed source
+# ### Exercise 2: a single vector, read backwards
 #
 # Sutskever et al. (2014) found that reading the source backwards helps a
 # model with no attention: the first source words, which the decoder needs
-# first, are then the last ones the encoder read. Make the model `none` with
-# a unidirectional encoder that reads right to left.
+# first, are then the last ones the encoder read. Make a model without
+# attention whose encoder reads the source once, from its last word to its
+# first (docs/config.md has the encoder's keys).
 
 # %%
-EXERCISE_2 = ["model.attention=none"]
+EXERCISE_2 = []
 
 cfg, model, error = built(EXERCISE_2)
 if error:
     print("not yet, the config is refused:", error)
 elif cfg.model.attention != "none":
-    print("not yet: use model.attention=none")
+    print("not yet: the decoder still attends to the encoder states")
 elif not cfg.model.encoder.reverse:
-    print("not yet: the encoder reads left to right (see model.encoder.reverse)")
+    print("not yet: the encoder does not read the source once, right to left")
 else:
     # reading right to left, the state at word j has seen words j..n only:
     # changing word 1 may change the summary but no later state
@@ -256,15 +250,15 @@ else:
         )
 
 # %% [markdown]
-# ### Exercise 3: double the vector
+# ### Exercise 3: a wider vector
 #
-# Is the bottleneck only a matter of size? Give `none` a sentence vector
-# twice as wide. (In this config the summary is the encoder's two directions,
-# 2 × `model.encoder.hidden_size`, and the decoder state is
-# `model.decoder.hidden_size`.)
+# Is the bottleneck only a matter of size? Make a model without attention
+# whose sentence vector, and the decoder state it starts, are twice as wide
+# as in `configs/synth_ende/additive.yaml`. (The summary is the encoder's
+# two directions, side by side; the decoder state has its own width.)
 
 # %%
-EXERCISE_3 = ["model.attention=none"]
+EXERCISE_3 = []
 
 cfg, model, error = built(EXERCISE_3)
 base_cfg, base_model, _ = built(["model.attention=none"])
@@ -279,11 +273,11 @@ else:
         base_cfg.model.decoder.hidden_size,
     )
     if cfg.model.attention != "none":
-        print("not yet: keep model.attention=none")
+        print("not yet: the decoder still attends to the encoder states")
     elif width != 2 * base or state != 2 * base_state:
         print(
-            f"not yet: the summary is {width} wide (asked: {2 * base}), "
-            f"the decoder state {state} (asked: {2 * base_state})"
+            f"not yet: the summary is {width} wide and the decoder state "
+            f"{state}: both should be twice the base config's"
         )
     else:
         print(

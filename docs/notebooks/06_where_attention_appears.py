@@ -513,9 +513,10 @@ display(fig)
 plt.close(fig)
 
 # %% [markdown]
-# One vector falls with length; attention, in either family, stays nearly
-# flat. The Transformer reaches the RNN-with-attention's quality with no
-# recurrence at all, and its attention is the whole model.
+# One vector falls with length; attention, in either family, loses little:
+# compare each row's first and last figures above. The Transformer reaches
+# the RNN-with-attention's quality with no recurrence at all, and its
+# attention is the whole model.
 
 # %% [markdown]
 # ## 8. Not only for translation
@@ -582,8 +583,8 @@ assert attending.on_frame > 0.9
 # - *Differentiable*: the choice is a softmax, trained by gradient descent
 #   with everything else (every section that trains).
 # - *Short paths*: any position reaches any other in one step, which is why
-#   the Transformer and the RNN with attention stay flat with length while
-#   one vector falls (section 7; notebook 3).
+#   the Transformer and the RNN with attention lose little with length while
+#   one vector loses most of its score (section 7; notebook 3).
 #
 # **Tradeoffs**
 #

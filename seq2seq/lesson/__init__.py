@@ -10,7 +10,14 @@ use beyond the lab's commands, in one place.
   working folder;
 - :mod:`~seq2seq.lesson.alignments`: a run's attention on reference
   translations beside the gold word alignments;
-- :mod:`~seq2seq.lesson.names`: each mode in a student's words.
+- :mod:`~seq2seq.lesson.names`: each mode in a student's words;
+- :mod:`~seq2seq.lesson.exercise` and :mod:`~seq2seq.lesson.quiz`: notebook
+  5's checks of the student's attention and of the knowledge check's
+  answers, which say right or not yet without showing the answer;
+- :mod:`~seq2seq.lesson.toy` and :mod:`~seq2seq.lesson.pooling`: notebook 6's
+  experiments trained in seconds (a Transformer reversing symbols, with and
+  without its causal mask, residuals and norm; attention pooling over a
+  picture's patches).
 
 It sits on top of the lab (import-linter's layers), beside the CLI: nothing
 else in the package imports it. Importing the package imports none of its

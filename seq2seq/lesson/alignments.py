@@ -44,18 +44,22 @@ class Aligned:
         (target words + 1, source words + 1), ``</s>`` last on both axes."""
         return word_view(self.weights, self.src, self.tgt)
 
-    def misreads(self) -> list[tuple[int, int, float]]:
-        """(source word, target word, weight) for every target word whose
-        brightest cell in :meth:`words` is not one of its gold links: what a
-        reader of the word heatmap sees as a white dot off the bright cell.
-        (``predicted``, and so the AER, take the argmax of each *subword*
-        row instead, and link every piece's pick to its word.)"""
+    def misreads(self, margin: float = 0.1) -> list[tuple[int, int, float, float]]:
+        """(source word, target word, its weight, the gold links' best weight)
+        for every target word whose brightest cell in :meth:`words` is not
+        one of its gold links and outweighs them all by ``margin`` or more:
+        what a reader of the word heatmap sees as a white dot clearly off the
+        bright cell, not a near tie. (``predicted``, and so the AER, take the
+        argmax of each *subword* row instead, and link every piece's pick to
+        its word.)"""
         weights, _, tgt = self.words()
         out = []
         for t in range(len(tgt) - 1):  # not </s>
             s = int(weights[t].argmax())
-            if (s, t) not in self.gold:
-                out.append((s, t, float(weights[t, s])))
+            gold = [float(weights[t, g]) for g, u in self.gold if u == t]
+            best = max(gold, default=0.0)
+            if (s, t) not in self.gold and float(weights[t, s]) >= best + margin:
+                out.append((s, t, float(weights[t, s]), best))
         return out
 
 
