@@ -166,8 +166,10 @@ plt.close(fig)
 # %%
 print("pairs per split:", write_short_corpus(home.path(DATA)))
 exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
-home.experiment(exp_file)
 runs = home.run_dirs(exp_file)  # {mode: its run folder}
+if not all(p.joinpath("best.pt").is_file() for p in runs.values()):
+    print("The short recipe's runs are not there yet: training them (3-10 minutes).")
+home.experiment(exp_file)
 short = {m: saved_evaluation(runs[m], "test") for m in MODES}
 
 # %%

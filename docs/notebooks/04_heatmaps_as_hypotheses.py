@@ -11,8 +11,10 @@
 # %% [markdown]
 # # 4. Heatmaps as hypotheses, not proofs
 #
-# *About 10 minutes. Reads the short recipe's runs of notebook 3 (and trains
-# them first if they are missing); about a minute of decoding.*
+# *About 10 minutes. Reads the short recipe's runs of notebook 3; if they are
+# missing, the first code cell writes the corpus slice (seconds) and trains
+# them (3-10 minutes on 2 CPU cores, by the CPU), and says so. Then about a
+# minute of decoding.*
 #
 # **You will be able to** test what an attention heatmap claims in two ways
 # (intervene on the weights; compare them with a known alignment), tell
@@ -60,6 +62,8 @@ MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
 
 write_short_corpus(home.path(DATA))
 exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
+if not all(p.joinpath("best.pt").is_file() for p in home.run_dirs(exp_file).values()):
+    print("The short recipe's runs are not there yet: training them (3-10 minutes).")
 home.experiment(exp_file)  # skips finished runs
 run_dir = home.run_dirs(exp_file)["additive"]
 trained = saved_evaluation(run_dir, "test")
