@@ -14,7 +14,7 @@
 # *About 20 minutes of reading. The first code cell reads the two runs of
 # `make demo` in seconds if you have run it; if not, it trains them first,
 # the demo's 3.5-12 minutes on 2 CPU cores (by the CPU), and tells you so. The
-# second part trains four small runs the first time (3-10 minutes). Re-running
+# second part trains five small runs the first time (4-15 minutes). Re-running
 # the notebook takes a minute.*
 #
 # **You will be able to**
@@ -43,6 +43,7 @@
 # |---|---|
 # | `none` | nothing: the source enters only through the initial state h₀ |
 # | `context` | the encoder's final summary, the same vector at every step |
+# | `mean` | the mean of all encoder states, the same vector at every step |
 # | `hard` | the one encoder state with the highest additive score |
 # | `additive` | a soft, learned blend of all encoder states (Bahdanau et al. 2015) |
 #
@@ -65,6 +66,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import torch
 from IPython.display import display
 
 from seq2seq.data.corpus import load_split
@@ -75,6 +77,7 @@ from seq2seq.lesson.alignments import Aligned, forced_alignments
 from seq2seq.lesson.checkout import Checkout
 from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.lesson.names import plain_name
+from seq2seq.model.attention import Hard
 from seq2seq.results import PositionScore
 from seq2seq.training.checkpoint import load_run_config
 from seq2seq.training.figures import (
@@ -91,7 +94,7 @@ home = Checkout.find()  # the lab's paths are spelled from the checkout
 DEMO = Path(os.environ.get("LESSON_DEMO", DEMO_FILE))
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
 RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
-MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
+MODES = os.environ.get("LESSON_MODES", "none,context,mean,hard,additive").split(",")
 PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 
 # %% [markdown]
@@ -155,7 +158,7 @@ plt.close(fig)
 # %% [markdown]
 # ## 2. A shorter recipe: the single vector is slower to learn
 #
-# `configs/experiments/lesson.yaml` trains four modes with a small model for
+# `configs/experiments/lesson.yaml` trains five modes with a small model for
 # only 800 steps on pairs of at most 30 words (`data/lesson`, written here in
 # seconds). Notebook 4 uses these runs too. `experiment` trains what is
 # missing, two models at a time, evaluates each on the test split and compares
@@ -168,7 +171,7 @@ print("pairs per split:", write_short_corpus(home.path(DATA)))
 exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
 runs = home.run_dirs(exp_file)  # {mode: its run folder}
 if not all(p.joinpath("best.pt").is_file() for p in runs.values()):
-    print("The short recipe's runs are not there yet: training them (3-10 minutes).")
+    print("The short recipe's runs are not there yet: training them (4-15 minutes).")
 home.experiment(exp_file)
 short = {m: saved_evaluation(runs[m], "test") for m in MODES}
 
@@ -200,6 +203,61 @@ if {"none", "additive"} <= set(MODES):
 # BLEU above `none`'s) comes from the integration test that trains the same
 # two runs: over five seeds on one CPU and seed 1 on two others it measured
 # 25.6 to 40.
+
+# %% [markdown]
+# ### The lesson's table of summaries, trained
+#
+# The lesson sets four ways to summarise a sequence side by side. Each is a
+# mode here, trained alike in the table above (where it is in `MODES`):
+#
+# | the lesson's row | its limitation, in the lesson | the mode |
+# |---|---|---|
+# | mean / max pool | the same recipe for every query: not content-adaptive | `mean` |
+# | final RNN state | all history in one vector: early tokens fade | `none`, `context` |
+# | hard attention | one position: high variance, not differentiable as is | `hard` |
+# | soft attention | a weighted blend of all values, at O(T_q · T_k) cost | `additive` |
+#
+# Max pooling (each dimension's largest value over the positions) is not a
+# mode: like the mean it gives the decoder the same vector at every step,
+# whatever it is writing, so it shares the mean's limitation; only its
+# recipe differs. The cell prints each row's trained result, where the run
+# is there.
+
+# %%
+rows = [
+    ("mean / max pool", ["mean"]),
+    ("final RNN state", ["none", "context"]),
+    ("hard attention", ["hard"]),
+    ("soft attention", ["additive"]),
+]
+for row, modes_of_row in rows:
+    found = [f"{m} {short[m].bleu:.1f}" for m in modes_of_row if m in short]
+    print(f"{row:>16}: " + (", ".join(found) or "not trained here"))
+
+# %% [markdown]
+# `hard` translates although its choice, one position by argmax, has no
+# gradient: a tiny change of the scores does not change which position wins.
+# It trains with the **straight-through** estimator (Bengio et al. 2013):
+# the forward pass uses the one-hot choice, the backward pass the softmax's
+# gradient (`Hard` in seq2seq/model/attention.py). The cell shows the
+# gradient that reaches the scorer through it, and that the argmax alone
+# leaves no path back to the scorer at all.
+
+# %%
+torch.manual_seed(0)
+scorer = Hard(query_dim=16, key_dim=32, hidden_dim=8)
+query, keys = torch.randn(4, 16), torch.randn(4, 6, 32)
+mask = torch.ones(4, 6, dtype=torch.bool)
+context, weights = scorer(query, keys, mask)
+context.pow(2).sum().backward()
+through = scorer.v.weight.grad.norm().item()
+soft = scorer.distribution(query, keys, mask)
+pick = torch.nn.functional.one_hot(soft.argmax(-1), 6).to(soft.dtype)  # argmax
+print("weights are the one-hot choice:", torch.allclose(weights.detach(), pick))
+print(f"straight-through: gradient {through:.3f} on the scorer's v")
+print("the argmax alone: a path back to the scorer?", pick.requires_grad)
+assert torch.allclose(weights.detach(), pick)
+assert through > 0 and not pick.requires_grad
 
 # %% [markdown]
 # ## 3. Where the attention looked

@@ -58,7 +58,7 @@ plt.rcParams.update({"font.size": 12, "figure.dpi": 90})  # legible on a slide
 home = Checkout.find()  # the lab's paths are spelled from the checkout
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
 RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
-MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
+MODES = os.environ.get("LESSON_MODES", "none,context,mean,hard,additive").split(",")
 
 write_short_corpus(home.path(DATA))
 exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)

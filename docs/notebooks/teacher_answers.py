@@ -42,7 +42,7 @@ from seq2seq.model.attention import Additive, attend
 home = Checkout.find()  # the lab's paths are spelled from the checkout
 DATA = Path(os.environ.get("LESSON_DATA", "data/lesson"))
 RUNS = Path(os.environ.get("LESSON_RUNS", "runs"))
-MODES = os.environ.get("LESSON_MODES", "none,context,hard,additive").split(",")
+MODES = os.environ.get("LESSON_MODES", "none,context,mean,hard,additive").split(",")
 
 # %% [markdown]
 # ## Notebook 1: a token that appears four times; every token the same
