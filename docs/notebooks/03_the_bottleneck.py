@@ -69,7 +69,9 @@ import matplotlib.pyplot as plt
 import torch
 from IPython.display import display
 
+from seq2seq.data.batching import collate
 from seq2seq.data.corpus import load_split
+from seq2seq.data.workspace import encode
 from seq2seq.lab.demo import DEMO_FILE, bottleneck_shape
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.lab.probe import probe
@@ -79,7 +81,7 @@ from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.lesson.names import plain_name
 from seq2seq.model.attention import Hard
 from seq2seq.results import PositionScore
-from seq2seq.training.checkpoint import load_run_config
+from seq2seq.training.checkpoint import load_run_config, open_run
 from seq2seq.training.figures import (
     FORCED_ROWS,
     bleu_length_figure,
@@ -363,6 +365,57 @@ if DEMO == DEMO_FILE:  # the demo's runs: the beginning, and little after it
 # position alone predicts: **one vector holds the beginning of the
 # sentence**, and the decoder must make up the rest. Compare with your
 # prediction at the end of part 1.
+#
+# The lesson's table says of the final RNN state: "early tokens fade". Yet
+# here the *first* word is the one the vector keeps best. Both hold, and the
+# cell below measures why. `none`'s vector is two halves side by side: the
+# forward RNN's last state (it read word 1 first and the last word last)
+# and the backward RNN's last state (it read the sentence from its end, so
+# word 1 last). Replace one token of 200 test sentences with another and
+# see how far each half moves (relative to its length).
+
+# %%
+opened = open_run(demo_runs["none"], "best", torch.device("cpu"))
+pairs = load_split(opened.cfg.data, "test")
+data = encode(pairs, opened.tok)
+index = [i for i in range(len(pairs)) if len(data.src_ids[i]) >= 8][:200]
+batch = collate(data.src_ids, None, index)
+rows = torch.arange(len(index))
+generator = torch.Generator().manual_seed(0)
+moved = {}
+with torch.no_grad():
+    before = opened.model.encode(batch.src, batch.src_len).final  # (B, 2H)
+    half = before.size(-1) // 2
+    for token, position in (("first", 0 * batch.src_len), ("last", batch.src_len - 2)):
+        changed = batch.src.clone()  # position src_len - 1 is the EOS
+        changed[rows, position] = torch.randint(
+            4, opened.tok.src_vocab_size, (len(index),), generator=generator
+        )
+        after = opened.model.encode(changed, batch.src_len).final
+        for name, part in (
+            ("forward", slice(0, half)),
+            ("backward", slice(half, None)),
+        ):
+            shift = (after - before)[:, part].norm(dim=-1) / before[:, part].norm(
+                dim=-1
+            )
+            moved[token, name] = shift.mean().item()
+        print(
+            f"the {token} token changed: the forward half moves "
+            f"{moved[token, 'forward']:.2f}, the backward half "
+            f"{moved[token, 'backward']:.2f}"
+        )
+if DEMO == DEMO_FILE:  # the demo's trained `none`
+    assert moved["first", "backward"] > 2 * moved["first", "forward"]
+    assert moved["last", "forward"] > 2 * moved["last", "backward"]
+
+# %% [markdown]
+# Each half is moved most by the token it read last, and little by the one
+# it read first: within each direction, early tokens fade, as the lesson
+# says. The vector keeps word 1 because its backward half read word 1 last.
+# A left-to-right encoder alone would keep the end of the sentence instead
+# (notebook 5's exercise 2 builds the reversed one, which puts word 1 last
+# again, as Sutskever et al. 2014 did).
 #
 # **Try it:** is the bottleneck only a matter of the vector's size? Say what
 # you expect to happen to the table of part 1 if `none`'s vector were twice
