@@ -188,10 +188,12 @@ if {"none", "additive"} <= set(MODES):
     assert short["additive"].aer < 0.6
 
 # %% [markdown]
-# After 800 steps the two decoders that can look back at the encoder states
-# translate; the two that see the source through one vector (`none`,
-# `context`) have barely started, even on short sentences. That is the
-# first thing the single vector costs: it is **slower to learn**.
+# After 800 steps the two decoders that choose which encoder states to read
+# (`hard`, `additive`) translate; the three that see the source through one
+# vector, the same whatever they are writing (`none`, `context`, `mean`),
+# have barely started, even on short sentences. That is the first thing the
+# single vector costs: it is **slower to learn**. (`mean` reads every state,
+# but with fixed weights: it cannot pick the word it is translating.)
 #
 # This table is *not* the bottleneck, and it is easy to misread. The
 # attention models lose BLEU with length here too: at 800 steps they are
