@@ -82,7 +82,7 @@ def test_run_dirs_are_the_checkouts_from_any_folder(
     monkeypatch.chdir(NOTEBOOKS)
     dirs = Checkout.find().run_dirs(LESSON_FILE)
     assert dirs["additive"] == REPO / "runs" / "lesson" / "additive-s1"
-    assert set(dirs) == {"none", "context", "hard", "additive"}
+    assert set(dirs) == {"none", "context", "mean", "hard", "additive"}
 
 
 def test_the_notebooks_runs_are_the_ones_the_checkout_makes(
