@@ -165,12 +165,17 @@ check("14", ANSWER_14)
 # Each exercise is a list of config overrides, the same strings you would
 # pass to `seq2seq train --set`. Edit the list, run the cell below it, and
 # read the verdict. Nothing trains here. To see what your change does to
-# BLEU, train it: `seq2seq train --config configs/synth_ende/additive.yaml
-# --set ...` with your overrides, one `--set` each; or copy an experiment
-# file (say `configs/experiments/lesson.yaml`) to a new name, give the copy a
-# `name:` of its own and your overrides, and run `seq2seq experiment` on the
-# copy. The shipped experiment files stay as they are: the demo, the
-# notebooks and the test suite read them.
+# BLEU, train it: first `seq2seq prepare synth_ende` (the shipped corpus, in
+# seconds), then `seq2seq train --config configs/synth_ende/additive.yaml
+# --set ...` with your overrides, one `--set` each. Expect minutes, not
+# seconds: the demo trains two such runs in 3.5-12 minutes on 2 cores (by
+# the CPU), a wider model takes longer (the widest of the capacity sweep,
+# `configs/experiments/capacity_synth_ende.yaml`, took 101 minutes; the
+# sweep about 2 hours). Or copy an experiment file (say
+# `configs/experiments/lesson.yaml`) to a new name, give the copy a `name:`
+# of its own and your overrides, and run `seq2seq experiment` on the copy.
+# The shipped experiment files stay as they are: the demo, the notebooks
+# and the test suite read them.
 
 # %%
 BASE = "configs/synth_ende/additive.yaml"
