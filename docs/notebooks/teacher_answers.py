@@ -181,7 +181,7 @@ for key, letter in ANSWERS.items():
     assert verdict(key, letter).startswith(f"{key}: right"), key
     print(verdict(key, letter))
 torch.manual_seed(0)
-attn = SingleHeadAttention(d_model=32, d_k=8)
+attn = SingleHeadAttention(d_model=32, d_k=8).requires_grad_(False)  # not trained
 x = torch.randn(1, 6, 32)
 
 # %% [markdown]
