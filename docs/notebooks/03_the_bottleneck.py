@@ -81,6 +81,7 @@ from seq2seq.lesson.corpus import write_short_corpus
 from seq2seq.lesson.names import plain_name
 from seq2seq.model.attention import Hard
 from seq2seq.results import PositionScore
+from seq2seq.specials import BOS
 from seq2seq.training.checkpoint import load_run_config, open_run
 from seq2seq.training.figures import (
     FORCED_ROWS,
@@ -385,15 +386,16 @@ batch = collate(data.src_ids, None, index)
 rows = torch.arange(len(index))
 generator = torch.Generator().manual_seed(0)
 moved = {}
-with torch.no_grad():
-    before = opened.model.encode(batch.src, batch.src_len).final  # (B, 2H)
+start = torch.full((len(index), 1), BOS)  # the decoder's first input
+with torch.no_grad():  # the summary: what `none`'s decoder starts from
+    before = opened.model.read_source(batch.src, batch.src_len, start).summary
     half = before.size(-1) // 2
     for token, position in (("first", 0 * batch.src_len), ("last", batch.src_len - 2)):
         changed = batch.src.clone()  # position src_len - 1 is the EOS
         changed[rows, position] = torch.randint(
             4, opened.tok.src_vocab_size, (len(index),), generator=generator
         )
-        after = opened.model.encode(changed, batch.src_len).final
+        after = opened.model.read_source(changed, batch.src_len, start).summary
         for name, part in (
             ("forward", slice(0, half)),
             ("backward", slice(half, None)),
@@ -412,9 +414,11 @@ if DEMO == DEMO_FILE:  # the demo's trained `none`
     assert moved["last", "forward"] > 2 * moved["last", "backward"]
 
 # %% [markdown]
-# Each half is moved most by the token it read last, and little by the one
-# it read first: within each direction, early tokens fade, as the lesson
-# says. The vector keeps word 1 because its backward half read word 1 last.
+# A token weighs most in the half that read it last: changing the first
+# token moves the backward half (which read it last) several times as far
+# as the forward half (which read it first), and changing the last token
+# does the reverse. Within each direction early tokens fade, as the lesson
+# says; the vector keeps word 1 because its backward half read word 1 last.
 # A left-to-right encoder alone would keep the end of the sentence instead
 # (notebook 5's exercise 2 builds the reversed one, which puts word 1 last
 # again, as Sutskever et al. 2014 did).
