@@ -13,8 +13,8 @@ from torch import Tensor
 
 from seq2seq.config import TransformerConfig
 from seq2seq.errors import UserError
-from seq2seq.lab.ablate import KINDS, parse
-from seq2seq.model.ablation import Ablation, Rule
+from seq2seq.lab.ablate import parse
+from seq2seq.model.ablation import HOWS, Ablation, Rule
 from seq2seq.model.attention import Ablated, Additive
 from seq2seq.model.model import build_model
 from seq2seq.model.search import greedy
@@ -71,7 +71,7 @@ def weights() -> tuple[Tensor, Tensor]:
     return torch.softmax(scores, dim=-1), mask  # (B, h, Q, K), (B, 1, Q, K)
 
 
-@pytest.mark.parametrize("how", KINDS)
+@pytest.mark.parametrize("how", HOWS)
 def test_only_the_chosen_heads_change_and_only_where_they_may_read(how: str) -> None:
     w, mask = weights()
     out = Rule(how, (1,), 0)(w, mask)
@@ -87,7 +87,7 @@ def test_only_the_chosen_heads_change_and_only_where_they_may_read(how: str) -> 
 # ---- through a model
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", HOWS)
 def test_ablation_changes_what_an_attention_model_writes(kind: str) -> None:
     model = tiny_model("additive").eval()
     with torch.no_grad():

@@ -31,7 +31,6 @@ import jupytext
 import torch
 
 from seq2seq import modes
-from seq2seq.lab.ablate import KINDS
 from seq2seq.lab.demo import DEMO_FILE
 from seq2seq.lab.evaluate import evaluate, saved_evaluation
 from seq2seq.lesson.attention import SingleHeadAttention, causal_mask
@@ -39,6 +38,7 @@ from seq2seq.lesson.checkout import Checkout
 from seq2seq.lesson.exercise import check_attention
 from seq2seq.lesson.pooling import train_pooling
 from seq2seq.lesson.quiz import verdict
+from seq2seq.model.ablation import HOWS
 from seq2seq.model.attention import Additive, attend
 
 home = Checkout.find()  # the lab's paths are spelled from the checkout
@@ -133,7 +133,7 @@ if "hard" in MODES and saved_evaluation(home.run_dirs(exp_file)["hard"], "test")
     hard = home.run_dirs(exp_file)["hard"]
     trained = saved_evaluation(hard, "test")
     print(f"hard, trained weights: BLEU {trained.bleu:.1f}")
-    for how in KINDS:
+    for how in HOWS:
         r = evaluate(hard, "test", ablation=how)
         print(f"{how:>8}: BLEU {r.bleu:5.1f}")
         assert r.bleu < 0.5 * trained.bleu, (how, r.bleu)

@@ -14,8 +14,6 @@ from __future__ import annotations
 from seq2seq.errors import UserError
 from seq2seq.model.ablation import ATTENTIONS, HOWS, Ablation
 
-KINDS = HOWS  # the ablations' names, in the order tables list them
-
 
 def parse(
     how: str | None,

@@ -22,8 +22,8 @@ from seq2seq.data.corpus import eval_split, load_split, split_files
 from seq2seq.data.parallel import Split, read_lines
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write, check_output, save_figure
-from seq2seq.lab.ablate import KINDS
 from seq2seq.lab.evaluate import cached_evaluate
+from seq2seq.model.ablation import HOWS
 from seq2seq.model.search import GREEDY, Decoding
 from seq2seq.results import (
     CompareRow,
@@ -120,7 +120,7 @@ def ablation_drops(
     """BLEU drop of every ``evaluate --ablate`` result the run has for ``name``,
     of the checkpoint at ``step`` only (an older one's would mix two models)."""
     drops = {}
-    for kind in KINDS:
+    for kind in HOWS:
         path = run.evaluation_file(folder, f"{name}_ablate-{kind}")
         if path.is_file():
             ablated = Evaluation.read(path)
@@ -270,8 +270,8 @@ def _numbers(r: CompareRow, results: list[CompareRow]) -> list[float | None]:
 
 
 def _ablations(results: list[CompareRow]) -> list[str]:
-    """The ablations (ablate.KINDS order) that at least one run has."""
-    return [k for k in KINDS if any(k in r.ablation_drops for r in results)]
+    """The ablations (model/ablation.HOWS order) that at least one run has."""
+    return [k for k in HOWS if any(k in r.ablation_drops for r in results)]
 
 
 def _joined(result: CompareRow) -> tuple[Joined, ...]:
