@@ -70,9 +70,10 @@ def test_train_and_decode_benchmarks(tmp_path: Path) -> None:
     ]
     assert len(table) == 2 and plot.read_bytes().startswith(b"\x89PNG")  # 2 tables
     prof = script(
-        "profile_step.py", "--threads", "1", "decode", str(run), "--beam", "5"
-    )
-    assert prof["sentences"] == 30 and prof["search"] == "beam 5, alpha 1.0"
+        "profile_step.py", "--threads", "1", "decode", str(run), "--beam", "5",
+        "--sentences", "1",
+    )  # fmt: skip
+    assert prof["sentences"] == 1 and prof["search"] == "beam 5, alpha 1.0"
     assert prof["wall_ms"] > 0 and 0 < prof["matmul_share"] < 1
 
 
@@ -85,13 +86,8 @@ def test_paired_benchmark_times_a_setting_both_ways(tmp_path: Path) -> None:
     assert report["off_target_tokens_per_s"] > 0 < report["on_target_tokens_per_s"]
     assert report["speedup"] > 0 and report["median_step_ratio"] > 0
     # The chunked loss does the same matmuls, one of them in place: same count.
-    mflop = [
-        script("train.py", *args, "--set", f"train.chunked_loss={on}", *sets)[
-            "mflop_per_target_token"
-        ]
-        for on in (False, True)
-    ]
-    assert mflop[0] == mflop[1]
+    mflop = report["off_mflop_per_target_token"]
+    assert mflop == report["on_mflop_per_target_token"] > 3 * 2 * 16 * 300 / 1e6
     # two values of any setting: the step loop against the compiled loops
     two = script("train.py", *args, "--pair", "train.recurrence=steps,auto", *sets)
     assert (two["pair"], two["off"], two["on"]) == ("train.recurrence", "steps", "auto")

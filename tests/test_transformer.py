@@ -387,6 +387,12 @@ def test_the_aer_by_layer_script_prints_every_layer(tiny_transformer: Path) -> N
 # ---- resume and two processes, as for the RNN
 
 
+# Weights are what these tests compare: drawing every kind, layer and head at
+# each validation (most of a tiny Transformer's training time) is
+# test_a_transformer_trains_evaluates_translates_and_draws's to check.
+NO_HEATMAPS = "train.num_probes=0"
+
+
 def test_stopped_and_resumed_equals_straight_bitwise(tmp_path: Path) -> None:
     """12 steps, against 6 then ``train --resume`` to 12: the same weights
     bit for bit, dropout on (its random state is in the checkpoint)."""
@@ -395,6 +401,7 @@ def test_stopped_and_resumed_equals_straight_bitwise(tmp_path: Path) -> None:
 
     def sets(name: str, steps: int) -> list[str]:
         extra = ["model.dropout=0.2", "train.checkpoint_every=3"]
+        extra += [NO_HEATMAPS]
         return [*transformer_overrides(corpus, runs, name, steps), *extra]
 
     straight = train(
@@ -416,7 +423,7 @@ def test_two_processes_match_one(tmp_path: Path) -> None:
     corpus, runs = tmp_path / "corpus", tmp_path / "runs"
     write_corpus(corpus, seed=5, sizes={"train": 300, "val": 20, "test": 20})
     same = ["model.dropout=0", "train.batch_sentences=16", "train.val_every=6"]
-    same += ["train.checkpoint_every=0"]
+    same += ["train.checkpoint_every=0", NO_HEATMAPS]
 
     def sets(name: str) -> list[str]:
         return [*transformer_overrides(corpus, runs, name, 12), *same]

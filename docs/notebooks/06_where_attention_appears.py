@@ -376,7 +376,7 @@ else:
 # The cell runs the lab's measurement (scripts/bench/attention_cost.py, the
 # table of docs/speed.md): one forward pass of each encoder over 8 inputs of
 # n = 64 ... 2048 positions, each in a process of its own, and fits the
-# slope of log(cost) against log(n) from 256 on. (About 30 seconds.)
+# slope of log(cost) against log(n) from 256 on. (About 10 seconds.)
 
 # %% tags=["cost-slopes"]
 script = home.path("scripts/bench/attention_cost.py")

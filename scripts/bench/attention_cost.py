@@ -9,7 +9,8 @@ Three encoders of width 256, no gradient: the Transformer's self-attention
 (one multi-head layer, 4 heads: the reference, which forms the (L, L)
 weights of every head, and torch's fused kernel, which does not keep them)
 and the RNN's bidirectional GRU of 128 per direction (the packed nn.GRU).
-Each length and encoder runs in a process of its own: its time is the median
+Each length and encoder runs in a process of its own (forked from one that
+has imported torch, so no import is timed or repeated): its time is the median
 of ``--repeats`` passes after one warm-up pass, its memory what the passes
 add to the process's peak resident set (ru_maxrss) over torch, the inputs
 and the weights.
@@ -27,8 +28,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
-import sys
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from seq2seq.errors import run_script
@@ -36,46 +38,60 @@ from seq2seq.files import save_figure
 
 ENCODERS = ("self-attention", "self-attention, fused", "biGRU")
 
-ONE = r"""
-import json, resource, statistics, sys, time
-import torch
-from torch import nn
-from seq2seq.model.transformer.attention import MultiHeadAttention
-kind, length, batch, repeats, threads = sys.argv[1], *map(int, sys.argv[2:])
-torch.set_num_threads(threads)
-torch.manual_seed(0)
-x = torch.randn(batch, length, 256)
-if kind == "biGRU":
-    gru = nn.GRU(256, 128, batch_first=True, bidirectional=True).eval()
-    run = lambda: gru(x)[0]
-else:
-    att = MultiHeadAttention(256, 4, 0.0, fused=kind.endswith("fused")).eval()
-    mask = torch.ones(batch, 1, 1, length, dtype=torch.bool)
-    def run():
-        k, v = att.keys_values(x)
-        return att(x, k, v, mask, need_weights=not att.fused)[0]
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # torch, inputs, weights
-with torch.no_grad():
-    run()  # warm-up: kernels chosen, buffers allocated once
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"ms": 1000 * statistics.median(times),
-                  "peak_mib": (after - base) / 1024}))
-"""
+
+def one(kind: str, length: int, batch: int, repeats: int, threads: int) -> dict:
+    """One encoder at one length, in a process of its own (see :func:`measure`)."""
+    import resource
+    import statistics
+    import time
+
+    import torch
+    from torch import nn
+
+    from seq2seq.model.transformer.attention import MultiHeadAttention
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    x = torch.randn(batch, length, 256)  # (B, L, 256)
+    if kind == "biGRU":
+        gru = nn.GRU(256, 128, batch_first=True, bidirectional=True).eval()
+
+        def run() -> object:
+            return gru(x)[0]  # (B, L, 2 x 128)
+
+    else:
+        att = MultiHeadAttention(256, 4, 0.0, fused=kind.endswith("fused")).eval()
+        mask = torch.ones(batch, 1, 1, length, dtype=torch.bool)
+
+        def run() -> object:
+            k, v = att.keys_values(x)
+            return att(x, k, v, mask, need_weights=not att.fused)[0]  # (B, L, 256)
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # torch, x, weights
+    with torch.no_grad():
+        run()  # warm-up: kernels chosen, buffers allocated once
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"ms": 1000 * statistics.median(times), "peak_mib": (after - base) / 1024}
 
 
-def measure(kind: str, length: int, args: argparse.Namespace) -> dict[str, float]:
-    values = [str(v) for v in (length, args.batch, args.repeats, args.threads)]
-    done = subprocess.run(
-        [sys.executable, "-c", ONE, kind, *values], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"error: {kind} at {length}:\n{done.stderr[-2000:]}")
-    found: dict[str, float] = json.loads(done.stdout)
+def measure(
+    kind: str, length: int, args: argparse.Namespace, pool: ProcessPoolExecutor
+) -> dict[str, float]:
+    """:func:`one` in a fresh process, forked from a server that has only
+    imported torch (a new process costs no second of imports, and no
+    allocator cache or peak carries over from another measurement)."""
+    values = (kind, length, args.batch, args.repeats, args.threads)
+    try:
+        found: dict[str, float] = pool.submit(one, *values).result()
+    except BrokenProcessPool as err:  # killed: out of memory, most often
+        raise SystemExit(f"error: {kind} at {length}: the process died") from err
+    except Exception as err:  # the child's error, raised here
+        raise SystemExit(f"error: {kind} at {length}: {err}") from err
     return found
 
 
@@ -136,9 +152,14 @@ def main() -> None:
     args = p.parse_args()
     start = FROM if sum(n >= FROM for n in args.lengths) >= 2 else min(args.lengths)
     rows: dict[str, dict[int, dict[str, float]]] = {k: {} for k in ENCODERS}
-    for length in args.lengths:  # the encoders alternate at every length
-        for kind in ENCODERS:
-            rows[kind][length] = measure(kind, length, args)
+    # The server imports torch once (and starts no thread pool: forking after
+    # OpenMP has run is unsafe); each task gets a process of its own.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["torch", "seq2seq.model.transformer.attention"])
+    with ProcessPoolExecutor(1, context, max_tasks_per_child=1) as pool:
+        for length in args.lengths:  # the encoders alternate at every length
+            for kind in ENCODERS:
+                rows[kind][length] = measure(kind, length, args, pool)
     slopes = {
         kind: {
             w: slope({n: c[w] for n, c in by.items()}, start)

@@ -4,6 +4,7 @@
         [--config configs/multi30k/bench_additive.yaml] [--steps 10]
         [--warmup 10] [--sentences K] [--threads 2] [--set KEY=VALUE]
     python scripts/bench/profile_step.py decode RUN_DIR [--beam 1] [--batch 64]
+        [--sentences K]
 
 ``train`` runs ``Loop.train_step`` (set up by ``build_loop``) on the config's
 batches: ``--warmup`` steps, then ``--steps`` timed without the profiler,
@@ -11,7 +12,8 @@ then the same batches again under torch.profiler (a step costs the same
 whatever the weights).
 ``--sentences K`` cuts every batch to its first K sentences, which shows what
 a step costs whatever its size. ``decode`` does the same with
-``decoding.decode_corpus`` on the test split of a trained run.
+``decoding.decode_corpus`` on the test split of a trained run (its first K
+sentences with ``--sentences K``).
 
 Reports the wall-clock time without the profiler; the profiled time (operator
 self times, which the profiler inflates); the matmuls' share of it and the
@@ -124,6 +126,8 @@ def profile_decode(args: argparse.Namespace, device: torch.device) -> dict:
     opened = open_run(args.run_dir, "last", device)
     cfg, tok, model = opened.cfg, opened.tok, opened.model
     sources = encode(load_split(cfg.data, "test"), tok).src_ids
+    sources = sources[: args.sentences or None]  # (the profiler reads its events
+    # at about a second per ten thousand operator calls: a sample is enough)
     decoding, ratio = Decoding(args.beam), cfg.eval.max_len_ratio
     decode_corpus(model, sources[: args.batch], args.batch, ratio, device, decoding)
 
@@ -148,6 +152,7 @@ def parse_args() -> argparse.Namespace:
     decode.add_argument("run_dir", type=Path)
     decode.add_argument("--beam", type=int, default=1)
     decode.add_argument("--batch", type=int, default=64)
+    decode.add_argument("--sentences", type=int, default=0, help="first K; 0 = all")
     return p.parse_args()
 
 

@@ -21,8 +21,10 @@ compares two values of a setting instead (false and true where none are
 given; "off" is the first, "on" the second): two loops, one each, train
 the same batches, alternating step by step (and which of them goes first), so
 that the machine's drift, tens of percent within minutes here, hits both
-alike. It prints each one's target tokens/s, the speedup (off time / on time)
-and the median of the per-step ratios.
+alike. It prints each one's target tokens/s, the speedup (off time / on time),
+the median of the per-step ratios, and each one's matmul FLOPs per target
+token (counted on the first batch, a warm-up step): a speed-up with fewer
+FLOPs does less work, one with the same does it faster.
 
     torchrun --nproc_per_node 2 scripts/bench/train.py --threads 1
 
@@ -167,11 +169,19 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
 
 
 def measure_pair(loops: dict[bool, Loop], warmup: int, steps: int) -> dict:
-    """Train both loops on the same batches, alternating; time the last ``steps``."""
+    """Train both loops on the same batches, alternating; time the last
+    ``steps``. The first batch (warm-up) counts each side's matmul FLOPs,
+    which says whether a speed-up does less work or does it faster."""
+    if warmup < 1:
+        sys.exit("error: --warmup must be >= 1")
     seconds, ratios, tokens = {False: 0.0, True: 0.0}, [], 0
+    mflop = {}
     for k, index in enumerate(loops[False].first_batches(warmup + steps)):
         took = {}
         for on in (k % 2 == 1, k % 2 == 0):  # who goes first alternates
+            if k == 0:
+                mflop[on] = round(flops_per_token(loops[on], [index]) / 1e6, 2)
+                continue
             start = time.perf_counter()
             _, _, n = loops[on].train_step(index)
             sync(loops[on].device)
@@ -185,6 +195,8 @@ def measure_pair(loops: dict[bool, Loop], warmup: int, steps: int) -> dict:
         "on_target_tokens_per_s": round(tokens / seconds[True], 1),
         "speedup": round(seconds[False] / seconds[True], 3),
         "median_step_ratio": round(statistics.median(ratios), 3),
+        "off_mflop_per_target_token": mflop[False],
+        "on_mflop_per_target_token": mflop[True],
     }
 
 
