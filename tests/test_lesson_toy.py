@@ -32,6 +32,25 @@ def test_a_reversal_batch_is_its_source_backwards() -> None:
         assert words.min() >= toy.FIRST and words.max() < toy.VOCAB
 
 
+def test_a_random_target_is_unrelated_to_its_source() -> None:
+    """As many symbols as the source, drawn apart from it; the guessing loss
+    is what knowing only that (and the length, for EOS) scores on them."""
+    src, src_len, tgt_in, tgt_out = toy.reversal_batch(
+        4000, toy.LENGTHS, torch.Generator().manual_seed(0), "random"
+    )
+    n = src_len - 1  # (B,) symbols in each source and target
+    rows = torch.arange(src.size(0))
+    assert torch.all(tgt_out[rows, n] == EOS) and torch.all(tgt_in[:, 0] == BOS)
+    assert torch.equal(tgt_in[:, 1:], torch.where(tgt_out == EOS, PAD, tgt_out)[:, :-1])
+    symbols = (tgt_out != PAD) & (tgt_out != EOS)
+    assert tgt_out[symbols].min() >= toy.FIRST and tgt_out[symbols].max() < toy.VOCAB
+    backwards = [torch.equal(tgt_out[b, : n[b]], src[b, : n[b]].flip(0)) for b in rows]
+    assert sum(backwards) == 0  # 20^-4 a row, at most
+    tokens = (tgt_out != PAD).sum()  # each symbol guessed at 1/20, EOS for sure
+    guessing = float(symbols.sum() * torch.log(torch.tensor(20.0)) / tokens)
+    assert abs(guessing - toy.GUESSING) < 0.01
+
+
 def test_training_records_every_step_and_every_layers_gradient() -> None:
     run = toy.train_reversal(SMALL, steps=3, batch=8)
     assert len(run.losses) == 3 and all(loss > 0 for loss in run.losses)

@@ -70,6 +70,7 @@ from seq2seq.lesson.attention import SingleHeadAttention
 from seq2seq.lesson.checkout import Checkout
 from seq2seq.lesson.pooling import GRID, SIDE, pictures, train_pooling
 from seq2seq.lesson.toy import (
+    GUESSING,
     reversal_accuracy,
     teacher_forced_loss,
     train_reversal,
@@ -289,43 +290,70 @@ print("largest change after them:      ", f"{moved[4:].max():.2f}")
 assert moved[:4].max() < 1e-5 and moved[4:].max() > 1e-2
 
 # %% [markdown]
-# What is the mask for, then? Train the same small Transformer twice on a
-# task that takes seconds, reversing a sequence of random symbols
-# (seq2seq/lesson/toy.py): once with the causal mask and once without
-# (`causal: false`, the lab's ablation). Without it, position t may read the
-# input at t + 1, which *is* the answer under teacher forcing. (About 20
+# What is the mask for, then? Train the same small Transformer with and
+# without it (`causal: false`, the lab's ablation) on two tasks that take
+# seconds (seq2seq/lesson/toy.py): reversing a sequence of random symbols,
+# and a *random* target, as many symbols as the source but drawn apart from
+# it, which nothing can predict. Without the mask, position t may read the
+# input at t + 1, which *is* the answer under teacher forcing. (About 30
 # seconds.)
 
 # %%
 small = TransformerConfig(
     layers=2, heads=4, d_model=64, ffn=128, dropout=0.0, attention_dropout=0.0
 )
-masked = train_reversal(small, steps=300)
-leaky = train_reversal(replace(small, causal=False), steps=300)
-fig, ax = plt.subplots(figsize=(6.5, 3.5))
-ax.plot(masked.losses, label="causal mask")
-ax.plot(leaky.losses, label="no causal mask")
-ax.set_yscale("log")
-ax.set_xlabel("step")
-ax.set_ylabel("training loss per token")
-ax.legend()
+runs_by_task = {
+    task: {
+        "causal mask": train_reversal(small, steps=300, target=task),
+        "no causal mask": train_reversal(
+            replace(small, causal=False), steps=300, target=task
+        ),
+    }
+    for task in ("reversed", "random")
+}
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.5), sharey=True)
+for ax, (task, pair_of_runs) in zip(axes, runs_by_task.items(), strict=True):
+    for name, run in pair_of_runs.items():
+        ax.plot(run.losses, label=name)
+    if task == "random":
+        ax.axhline(GUESSING, color="grey", linestyle=":", label="guessing")
+    ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_title("target: " + ("the source reversed" if task == "reversed" else task))
+    ax.legend()
+axes[0].set_ylabel("training loss per token")
 display(fig)
 plt.close(fig)
-for name, run in (("causal mask", masked), ("no causal mask", leaky)):
+loss = {
+    (task, name): teacher_forced_loss(run.model, target=task)
+    for task, pair_of_runs in runs_by_task.items()
+    for name, run in pair_of_runs.items()
+}
+reversed_right = {
+    name: reversal_accuracy(run.model) for name, run in runs_by_task["reversed"].items()
+}
+for name, right in reversed_right.items():
     print(
-        f"{name:>15}: teacher-forced loss {teacher_forced_loss(run.model):.3f}, "
-        f"reversed exactly by greedy search {reversal_accuracy(run.model):.0%}"
+        f"{name:>15}: reversal: teacher-forced loss {loss['reversed', name]:.3f}, "
+        f"reversed exactly by greedy search {right:.0%}; "
+        f"random target: loss {loss['random', name]:.3f}"
     )
+print(f"{'':>15}  guessing the random target scores {GUESSING:.2f}")
 
 # %% [markdown]
-# The model without the mask reaches the *lower* loss and reverses nothing:
-# it learned to copy the next input, which search never has (at step t only
-# the words written so far exist). A loss under teacher forcing is only
-# honest when the decoder cannot see what it predicts.
+# On the reversal both models reach a low loss (the task is easy either
+# way), yet the one without the mask reverses nothing: it learned to copy
+# the next input, which search never has (at step t only the words written
+# so far exist). The random target shows what its loss measured: the
+# masked model cannot beat guessing, as nothing that reads only the past
+# can, while the other's loss falls near 0 by reading the answer. A loss
+# under teacher forcing is only honest when the decoder cannot see what it
+# predicts.
 
 # %%
-assert teacher_forced_loss(leaky.model) < teacher_forced_loss(masked.model)
-assert reversal_accuracy(leaky.model) < 0.1 < 0.5 < reversal_accuracy(masked.model)
+masked, leaky = "causal mask", "no causal mask"
+assert reversed_right[leaky] < 0.1 < 0.5 < reversed_right[masked]
+assert loss["random", leaky] < 0.5 < 2.0 < loss["random", masked]
 
 # %% [markdown]
 # ## 4. Self-attention before and after training

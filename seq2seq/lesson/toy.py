@@ -8,12 +8,20 @@ which lets the notebook train the same model several ways (without the
 causal mask, without residuals or LayerNorm) and compare them by their
 outputs: the loss under teacher forcing, the gradient reaching each layer,
 and what greedy search writes.
+
+Its ``random`` variant keeps the sources and draws every target symbol at
+random instead, unrelated to the source: a model that reads only the past
+cannot predict them, so its loss cannot fall below guessing, about 2.6 per
+token (:data:`GUESSING`); a loss under that says the decoder read the
+future.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import Tensor
@@ -26,13 +34,26 @@ from seq2seq.specials import BOS, EOS, PAD
 
 VOCAB = 24  # the specials, then 20 symbols
 FIRST = EOS + 1  # the first symbol's id
+LENGTHS = (4, 10)  # symbols in a source, inclusive
+Target = Literal["reversed", "random"]  # what a source's target is
+
+# The least loss per target token a model that reads only the past can
+# expect on ``random`` targets of LENGTHS: ln 20 for each of the k symbols,
+# 0 for EOS (the source's length gives it away), over the k + 1 tokens of
+# each of k = 4 ... 10 alike (the loss is summed over a batch's tokens). 2.62
+_KS = range(LENGTHS[0], LENGTHS[1] + 1)
+GUESSING = math.log(VOCAB - FIRST) * sum(_KS) / sum(k + 1 for k in _KS)
 
 
 def reversal_batch(
-    size: int, lengths: tuple[int, int], generator: torch.Generator
+    size: int,
+    lengths: tuple[int, int],
+    generator: torch.Generator,
+    target: Target = "reversed",
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``size`` random sources of ``lengths`` (inclusive) symbols and EOS, and
-    their reversals as decoder input (BOS first) and output (EOS last):
+    their targets as decoder input (BOS first) and output (EOS last): the
+    source backwards, or as many ``random`` symbols drawn apart from it.
     src (B, S), src_len (B,), tgt_in and tgt_out (B, S), padded with PAD."""
     low, high = lengths
     n = torch.randint(low, high + 1, (size,), generator=generator)  # (B,)
@@ -43,6 +64,8 @@ def reversal_batch(
         words = torch.randint(FIRST, VOCAB, (k,), generator=generator)
         src[b, : k + 1] = torch.cat([words, torch.tensor([EOS])])
         backwards = words.flip(0)
+        if target == "random":
+            backwards = torch.randint(FIRST, VOCAB, (k,), generator=generator)
         tgt_in[b, : k + 1] = torch.cat([torch.tensor([BOS]), backwards])
         tgt_out[b, : k + 1] = torch.cat([backwards, torch.tensor([EOS])])
     return src, n + 1, tgt_in, tgt_out
@@ -60,13 +83,15 @@ class ToyRun:
 def train_reversal(
     cfg: TransformerConfig,
     steps: int,
-    lengths: tuple[int, int] = (4, 10),
+    lengths: tuple[int, int] = LENGTHS,
     batch: int = 64,
     lr: float = 1e-3,
     seed: int = 0,
+    target: Target = "reversed",
 ) -> ToyRun:
-    """Train a Transformer of ``cfg`` on reversal for ``steps`` Adam steps
-    (the same batches for every ``cfg`` of one ``seed``)."""
+    """Train a Transformer of ``cfg`` on reversal (or ``random`` targets)
+    for ``steps`` Adam steps (the same batches for every ``cfg`` of one
+    ``seed``)."""
     torch.manual_seed(seed)
     model = build_model(cfg, VOCAB, VOCAB)
     data = torch.Generator().manual_seed(seed)
@@ -74,7 +99,7 @@ def train_reversal(
     losses, gradients = [], {}
     model.train()
     for step in range(steps):
-        src, src_len, tgt_in, tgt_out = reversal_batch(batch, lengths, data)
+        src, src_len, tgt_in, tgt_out = reversal_batch(batch, lengths, data, target)
         total, _ = loss_sum(model, src, src_len, tgt_in, tgt_out, maps=False)
         loss = total / (tgt_out != PAD).sum()
         opt.zero_grad()
@@ -107,7 +132,7 @@ def layer_gradients(model: Model) -> dict[str, float]:
 def reversal_accuracy(model: Model, size: int = 200, seed: int = 1) -> float:
     """The share of ``size`` new sources that greedy search reverses exactly."""
     src, src_len, _, tgt_out = reversal_batch(
-        size, (4, 10), torch.Generator().manual_seed(seed)
+        size, LENGTHS, torch.Generator().manual_seed(seed)
     )
     right = 0
     for b, hyp in enumerate(greedy(model.eval(), src, src_len)):
@@ -117,10 +142,12 @@ def reversal_accuracy(model: Model, size: int = 200, seed: int = 1) -> float:
 
 
 @torch.no_grad()
-def teacher_forced_loss(model: Model, size: int = 200, seed: int = 1) -> float:
+def teacher_forced_loss(
+    model: Model, size: int = 200, seed: int = 1, target: Target = "reversed"
+) -> float:
     """Loss per target token on ``size`` new pairs, the reference fed in."""
     src, src_len, tgt_in, tgt_out = reversal_batch(
-        size, (4, 10), torch.Generator().manual_seed(seed)
+        size, LENGTHS, torch.Generator().manual_seed(seed), target
     )
     total, _ = loss_sum(model.eval(), src, src_len, tgt_in, tgt_out, maps=False)
     return float(total / (tgt_out != PAD).sum())
