@@ -295,8 +295,8 @@ assert moved[:4].max() < 1e-5 and moved[4:].max() > 1e-2
 # seconds (seq2seq/lesson/toy.py): reversing a sequence of random symbols,
 # and a *random* target, as many symbols as the source but drawn apart from
 # it, which nothing can predict. Without the mask, position t may read the
-# input at t + 1, which *is* the answer under teacher forcing. (About 30
-# seconds.)
+# input at t + 1, which *is* the answer under teacher forcing. (About 20
+# seconds on 2 cores.)
 
 # %%
 small = TransformerConfig(
@@ -404,7 +404,8 @@ else:
 # The cell runs the lab's measurement (scripts/bench/attention_cost.py, the
 # table of docs/speed.md): one forward pass of each encoder over 8 inputs of
 # n = 64 ... 2048 positions, each in a process of its own, and fits the
-# slope of log(cost) against log(n) from 256 on. (About 10 seconds.)
+# slope of log(cost) against log(n) from 256 on. (About 10 seconds on 2
+# cores.)
 
 # %% tags=["cost-slopes"]
 script = home.path("scripts/bench/attention_cost.py")
@@ -464,7 +465,7 @@ assert slopes["self-attention"]["peak_mib"] > slopes["biGRU"]["peak_mib"] + 0.3
 # deeper stack, 4 encoder and 4 decoder layers, and train each version on
 # the reversal task for 300 steps. Two things are measured: the training
 # loss, and the size of the gradient that reaches each layer at the first
-# step. (About 40 seconds.)
+# step. (About 25 seconds on 2 cores.)
 
 # %% tags=["deep-stack"]
 deep = replace(small, layers=4)
@@ -556,7 +557,7 @@ plt.close(fig)
 # one patch has a frame, and the label is the framed patch's bar. Two
 # classifiers see the same patch embeddings and differ only in how they
 # pool them into one vector: their mean, or attention with one learned
-# query. (About 10 seconds.)
+# query. (About 5 seconds on 2 cores.)
 
 # %%
 mean = train_pooling(attention=False)
