@@ -69,13 +69,9 @@ lesson: $(LESSON_STAMP)
 notebooks: install
 	$(PY) scripts/lessons/build_notebooks.py
 
-## The test suite (what CI runs): a pytest worker per core, a thread each (make test TEST_WORKERS=0 TEST_THREADS=2: one process, two threads).
-# Workers share the cores: more threads than cores make OpenMP's waiting
-# threads spin against each other, many times slower (docs/testing.md).
-TEST_WORKERS ?= auto
-TEST_THREADS ?= 1
+## The test suite (what CI runs).
 test: install
-	OMP_NUM_THREADS=$(TEST_THREADS) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -q
 
 ## Lint, format check (ruff, 88 columns), the import contracts (import-linter) and the types (mypy).
 check: $(STAMP)

@@ -385,24 +385,3 @@ def translates_aligned_and_drawn(run_dir: Path, tmp_path: Path, capsys) -> None:
     weights = json.loads(line)["weights"]
     assert weights and all(abs(sum(row) - 1) < 1e-5 for row in weights)
     assert (plots / "line00001.png").stat().st_size > 0
-
-
-# The files whose tests share conftest.lesson_runs (a minute of training): under
-# pytest-xdist they run on one worker, so that it is trained once.
-LESSON_GROUP = {"test_train.py", "test_notebooks.py"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(
-    config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    """Under pytest-xdist (``make test``: ``--dist loadgroup``), each file's
-    tests run on one worker, in order, as in one process: its module fixtures
-    are made once, and two files never drive a browser or a port's server
-    side by side. The lesson's files share a worker."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        name = item.path.name
-        group = "lesson" if name in LESSON_GROUP else name
-        item.add_marker(pytest.mark.xdist_group(group))
