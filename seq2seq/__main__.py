@@ -2,4 +2,9 @@ import sys
 
 from seq2seq.cli import main
 
-sys.exit(main())
+status = main()
+if "seq2seq.training.distributed" in sys.modules:  # torchrun may have run it
+    from seq2seq.training.distributed import end_process
+
+    end_process(status)
+sys.exit(status)

@@ -3,6 +3,8 @@ global batches, only rank 0 writes, and resume works the same."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,25 @@ def test_resume_with_two_processes(runs: Path) -> None:
     resumed, straight = weights(runs / "two_resumed"), weights(runs / "two")
     for key, value in straight.items():
         assert torch.equal(resumed[key], value), key
+
+
+def test_a_process_that_left_a_group_ends_without_the_teardown() -> None:
+    """end_process: after a normal end in a group, the status and the output
+    flushed, and no interpreter teardown (where gloo's threads can abort);
+    alone, an ordinary exit."""
+    script = (
+        "import atexit, sys\n"
+        "from seq2seq.training import distributed\n"
+        "atexit.register(print, 'teardown ran')\n"
+        "print('work done', end='')\n"  # left in the buffer: flushed by end_process
+        "if sys.argv[1] == 'group':\n"
+        "    distributed.LEFT_A_GROUP.append(0)\n"
+        "distributed.end_process(3)\n"
+    )
+    for how, teardown in (("group", False), ("alone", True)):
+        done = subprocess.run(
+            [sys.executable, "-c", script, how], capture_output=True, text=True
+        )
+        assert done.returncode == 3, done.stderr
+        assert done.stdout.startswith("work done")
+        assert ("teardown ran" in done.stdout) is teardown, (how, done.stdout)

@@ -53,7 +53,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from seq2seq.config import Config, load_config
 from seq2seq.errors import UserError, run_script
 from seq2seq.training.device import pick_device
-from seq2seq.training.distributed import Ranks, process_group
+from seq2seq.training.distributed import Ranks, end_process, process_group
 from seq2seq.training.loop import Loop
 from seq2seq.training.train import build_loop
 
@@ -298,6 +298,7 @@ def main() -> None:
         report = bench(args, ranks)
     if ranks.main:
         print(json.dumps(report, indent=2))
+    end_process(0)  # under torchrun, without gloo's racy teardown
 
 
 if __name__ == "__main__":
