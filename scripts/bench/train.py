@@ -125,7 +125,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--peak", action="store_true", help="print the fp32 matmul peak (GFLOP/s)"
     )
-    return p.parse_args()
+    args = p.parse_args()
+    if args.warmup < 1:  # FLOPs are counted on warm-up batches (measure, pair)
+        sys.exit("error: --warmup must be >= 1")
+    return args
 
 
 def make_loop(cfg: Config, ranks: Ranks, run_dir: Path) -> Loop:
@@ -141,8 +144,6 @@ def measure(loop: Loop, warmup: int, steps: int) -> dict[str, float]:
     """Train ``warmup`` then ``steps`` batches; time the latter. FLOPs are
     counted during warm-up (the counter slows the steps it sees), so the model
     sees exactly warmup + steps batches."""
-    if warmup < 1:
-        sys.exit("error: --warmup must be >= 1")
     batches = loop.first_batches(warmup + steps)
     counted = min(5, warmup)
     per_token = flops_per_token(loop, batches[:counted])
@@ -172,8 +173,6 @@ def measure_pair(loops: dict[bool, Loop], warmup: int, steps: int) -> dict:
     """Train both loops on the same batches, alternating; time the last
     ``steps``. The first batch (warm-up) counts each side's matmul FLOPs,
     which says whether a speed-up does less work or does it faster."""
-    if warmup < 1:
-        sys.exit("error: --warmup must be >= 1")
     seconds, ratios, tokens = {False: 0.0, True: 0.0}, [], 0
     mflop = {}
     for k, index in enumerate(loops[False].first_batches(warmup + steps)):

@@ -63,11 +63,12 @@ def reversal_batch(
     for b, k in enumerate(n.tolist()):
         words = torch.randint(FIRST, VOCAB, (k,), generator=generator)
         src[b, : k + 1] = torch.cat([words, torch.tensor([EOS])])
-        backwards = words.flip(0)
         if target == "random":
-            backwards = torch.randint(FIRST, VOCAB, (k,), generator=generator)
-        tgt_in[b, : k + 1] = torch.cat([torch.tensor([BOS]), backwards])
-        tgt_out[b, : k + 1] = torch.cat([backwards, torch.tensor([EOS])])
+            out = torch.randint(FIRST, VOCAB, (k,), generator=generator)
+        else:
+            out = words.flip(0)
+        tgt_in[b, : k + 1] = torch.cat([torch.tensor([BOS]), out])
+        tgt_out[b, : k + 1] = torch.cat([out, torch.tensor([EOS])])
     return src, n + 1, tgt_in, tgt_out
 
 
