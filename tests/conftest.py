@@ -56,6 +56,28 @@ def tiny_model(mode: str, rnn: str = "gru", layers: int = 1, seed: int = 0) -> S
     return build_model(cfg, src_vocab=23, tgt_vocab=29)
 
 
+# Rows of one sentence computed inside batches of two shapes. The CPU's GEMM
+# kernels may block (so sum) by the batch's shape: on an AVX-512 AMD EPYC a
+# row computed in a batch of 3 is not bitwise that row in a batch of 2. Each
+# entry is a sum of at most 64 fp32 products of values of order 1 (tanh, the
+# tiny models' init), so reassociation moves it by at most about
+# 64 * 2**-24 = 4e-6; ROW_ATOL leaves 2.5x that. A wrong row is caught all
+# the same: different sentences' rows must differ by DISTINCT, 100x ROW_ATOL.
+ROW_ATOL = 1e-5
+DISTINCT = 100 * ROW_ATOL
+
+
+def assert_same_rows(got: Tensor, whole: Tensor, index: Tensor) -> None:
+    """``got`` holds rows ``index`` of ``whole`` within rounding, and the rows
+    of ``whole`` are different sentences' (so the tolerance cannot hide a row
+    taken wrongly)."""
+    torch.testing.assert_close(got, whole[index], rtol=0, atol=ROW_ATOL)
+    flat = whole.flatten(1)
+    for i in range(flat.size(0)):
+        for j in range(i):
+            assert (flat[i] - flat[j]).abs().max() > DISTINCT, (i, j)
+
+
 @pytest.fixture
 def toy_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Two sources of lengths 5 and 3 (padded), targets of lengths 4 and 2."""

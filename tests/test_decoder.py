@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import MODES
+from conftest import MODES, assert_same_rows
 
 from seq2seq.config import DecoderConfig, EncoderConfig, RNNConfig
 from seq2seq.model.decoder import DecoderState
@@ -54,7 +54,8 @@ def test_stepping_equals_teacher_forcing(mode, rnn, feeding, toy_batch) -> None:
 
 def test_selected_rows_continue_as_those_sentences_would(toy_batch) -> None:
     """Beam search keeps hypotheses by index: the state and memory of rows
-    [1, 1, 0] step exactly as rows 1, 1 and 0 do."""
+    [1, 1, 0] step as rows 1, 1 and 0 do (up to the rounding of a batch of
+    another shape: conftest.ROW_ATOL)."""
     src, src_len, tgt_in, _ = toy_batch
     model = small("additive", "lstm", feeding=True)
     index = torch.tensor([1, 1, 0])
@@ -66,6 +67,6 @@ def test_selected_rows_continue_as_those_sentences_would(toy_batch) -> None:
         assert picked.cell is not None and picked.hidden.shape == (1, 3, 16)
         again, _, w = model.decoder.step(tgt_in[index, 1], picked, memory.select(index))
         whole, _, w_all = model.decoder.step(tgt_in[:, 1], state, memory)
-    torch.testing.assert_close(again, whole[index])
+    assert_same_rows(again, whole, index)
     assert w is not None and w_all is not None
-    torch.testing.assert_close(w, w_all[index])
+    assert_same_rows(w, w_all, index)
