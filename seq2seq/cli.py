@@ -107,6 +107,24 @@ def add_prepare(sub: argparse._SubParsersAction) -> None:
         "--out", type=Path, default=Path("data/multi30k"), help="folder for the files"
     )
     m30k.set_defaults(func=prepare_multi30k_command)
+    bible = corpus.add_parser(
+        "bible", help="two Bibles verse-aligned: long real sentences (es, en)"
+    )
+    bible.add_argument("--src", default="es", help="source language: es en")
+    bible.add_argument("--tgt", default="en", help="target language: es en")
+    bible.add_argument(
+        "--mirror",
+        type=Path,
+        help="a SWORD library folder (mods.d/, modules/) holding the modules "
+        "(default: $SEQ2SEQ_SWORD_MIRROR, /usr/share/sword, else download)",
+    )
+    numeric(
+        bible, "--seed", int, "the seed that draws the held-out chapters", default=1
+    )
+    bible.add_argument(
+        "--out", type=Path, help="folder for the files (default: data/bible_SRCTGT)"
+    )
+    bible.set_defaults(func=prepare_bible_command)
     synth = corpus.add_parser("synth_ende", help="the shipped English-German corpus")
     numeric(synth, "--seed", int, "the generator's seed", default=1)
     synth.add_argument(
@@ -268,6 +286,16 @@ def prepare_multi30k_command(args: argparse.Namespace) -> None:
     check_output(args.out, "--out", mirror, folder=True)
     with exclusive(args.out, "seq2seq prepare multi30k"):
         prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
+
+
+def prepare_bible_command(args: argparse.Namespace) -> None:
+    from seq2seq.data.bible.prepare import default_out, prepare_bible
+
+    out = args.out or default_out(args.src, args.tgt)
+    mirror = [("the mirror", args.mirror)] if args.mirror else []
+    check_output(out, "--out", mirror, folder=True)
+    with exclusive(out, "seq2seq prepare bible"):
+        prepare_bible(args.src, args.tgt, out, mirror=args.mirror, seed=args.seed)
 
 
 def prepare_synth_command(args: argparse.Namespace) -> None:
