@@ -67,6 +67,8 @@ def pair_verses(src: dict[Ref, str], tgt: dict[Ref, str]) -> tuple[list[Pair], D
     )
     full = [Pair(r, src[r], tgt[r]) for r in refs]
     dropped.one_side = len(order) - len(full)
+    if not full:
+        return [], dropped
     lengths = {p.ref: (p.src_words, len(p.tgt.split())) for p in full}
     mu = statistics.median(math.log(t / s) for s, t in lengths.values())
     chapters: dict[tuple[str, int], dict[int, tuple[int, int]]] = defaultdict(dict)

@@ -73,6 +73,11 @@ def prepare_bible(
     if not pairs:
         raise UserError(f"{modules[0].name} and {modules[1].name} share no verse")
     parts = splitting.split_pairs(pairs, seed)
+    if not (parts.train and parts.val and parts.test):
+        raise UserError(
+            f"{modules[0].name} and {modules[1].name} share {len(pairs)} verses, "
+            "too few for training, validation and test; use fuller modules"
+        )
     chosen = {"train": parts.train, "val": parts.val, "test": parts.test}
     manifest = Manifest(
         src=_side(src, confs[0], texts[0]),

@@ -15,7 +15,8 @@ same sayings, the Law its formulas. So
   bucket first, chapters in a seeded random order that hold a verse of a
   bucket still short, counting only verses with no near copy in any other
   chapter (so the counts hold whatever the rest of the split);
-- validation is further chapters in the same order, to VAL_VERSES verses.
+- validation is further chapters in the same order, to VAL_VERSES verses;
+- test and validation stop at TEST_SHARE and VAL_SHARE of the verses.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from seq2seq.data.bible.pairs import Pair
 EDGES = (10, 20, 30, 40, 50)  # upper edges of the buckets; a last one: 51+
 TEST_PER_BUCKET = 150
 VAL_VERSES = 1000
+# and never more than these shares of the corpus (a small one keeps most
+# of its verses for training)
+TEST_SHARE, VAL_SHARE = 0.2, 0.1
 OVERLAP = 0.5
 N = 4
 
@@ -111,10 +115,11 @@ def split_pairs(pairs: Sequence[Pair], seed: int) -> Split:
     unique = {i for i in range(len(pairs)) if not finder.copied(i, everywhere)}
     order = chapters[:]
     random.Random(seed).shuffle(order)
-    test = _stratified(order, by_chapter, pairs, unique)
+    test = _stratified(order, by_chapter, pairs, unique, TEST_SHARE * len(pairs))
     val: list[Chapter] = []
+    val_cap = min(VAL_VERSES, VAL_SHARE * len(pairs))
     for c in order:
-        if sum(len(by_chapter[v]) for v in val) >= VAL_VERSES:
+        if sum(len(by_chapter[v]) for v in val) >= val_cap:
             break
         if c not in test:
             val.append(c)
@@ -125,7 +130,8 @@ def split_pairs(pairs: Sequence[Pair], seed: int) -> Split:
         index = [i for c in sorted(chosen, key=chapters.index) for i in by_chapter[c]]
         leaked = {i for i in index if finder.copied(i, train)}
         held[name] = [pairs[i] for i in index if i not in leaked]
-        copies[name], before[name] = len(leaked), len(leaked) / len(index)
+        copies[name] = len(leaked)
+        before[name] = len(leaked) / len(index) if index else 0.0
     kept = [pairs[i] for c in chapters if c in train for i in by_chapter[c]]
     return Split(kept, held["val"], held["test"], copies, before)
 
@@ -135,19 +141,22 @@ def _stratified(
     by_chapter: dict[Chapter, list[int]],
     pairs: Sequence[Pair],
     unique: set[int],
+    cap: float,
 ) -> list[Chapter]:
     order = list(order)
     counts = [0] * (len(EDGES) + 1)
     taken: list[Chapter] = []
+    size = 0
     for b in reversed(range(len(counts))):
         for c in order:
             if counts[b] >= TEST_PER_BUCKET:
                 break
-            if c in taken:
+            if c in taken or size + len(by_chapter[c]) > cap:
                 continue
             kinds = [bucket(pairs[i].src_words) for i in by_chapter[c] if i in unique]
             if b in kinds:
                 taken.append(c)
+                size += len(by_chapter[c])
                 for k in kinds:
                     counts[k] += 1
     return taken

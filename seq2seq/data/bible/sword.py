@@ -40,6 +40,13 @@ class Ref:
     def __str__(self) -> str:
         return f"{self.book} {self.chapter}:{self.verse}"
 
+    @classmethod
+    def parse(cls, text: str) -> Ref:
+        """The reference ``str`` wrote ("1Chr 10:13"), as the .refs files hold."""
+        book, _, place = text.rpartition(" ")
+        chapter, _, verse = place.partition(":")
+        return cls(book, int(chapter), int(verse))
+
 
 @dataclass(frozen=True)
 class Conf:
