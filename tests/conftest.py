@@ -270,6 +270,21 @@ def snapshot(folder: Path) -> dict[str, str]:
     }
 
 
+def assert_refused(argv: list[str], needle: str, folder: Path, capsys) -> None:  # noqa: ANN001
+    """``seq2seq ARGV`` in this process: exit 2, one ``error:`` line holding
+    ``needle``, no traceback, and no file under ``folder`` changed or lost."""
+    from seq2seq.cli import main
+
+    before = snapshot(folder)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert needle in lines[0], lines[0]
+    after = snapshot(folder)
+    assert {k: after.get(k) for k in before} == before  # nothing changed or lost
+
+
 class Tunnel:
     """What ``ssh -L PORT:localhost:TARGET`` does, on one machine: every
     connection to localhost:``port`` is relayed, bytes unchanged both ways, to

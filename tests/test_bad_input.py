@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, snapshot, tiny_additive, tiny_overrides, write_parallel
+from conftest import (
+    REPO,
+    assert_refused,
+    snapshot,
+    tiny_additive,
+    tiny_overrides,
+    write_parallel,
+)
 
 import seq2seq.training.loop as loop_module
 from seq2seq.cli import main
@@ -235,21 +242,10 @@ CASES: list[Callable[[Path], tuple[list[str], str]]] = [
 ]
 
 
-def assert_user_error(argv: list[str], needle: str, folder: Path, capsys) -> None:
-    before = snapshot(folder)
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert needle in lines[0], lines[0]
-    after = snapshot(folder)
-    assert {k: after.get(k) for k in before} == before  # nothing changed or lost
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
 def test_user_errors(case, tmp_path: Path, capsys) -> None:
     argv, needle = case(tmp_path)
-    assert_user_error(argv, needle, tmp_path, capsys)
+    assert_refused(argv, needle, tmp_path, capsys)
     assert not (tmp_path / "runs").exists()  # no half-made run directory
 
 
@@ -260,14 +256,14 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_existing_run_directory_is_refused(trained: Path, capsys) -> None:
     argv = ["train", "--config", str(trained / "config.yaml")]
-    assert_user_error(argv, "already exists; pass --resume", trained.parent, capsys)
+    assert_refused(argv, "already exists; pass --resume", trained.parent, capsys)
 
 
 def test_checkpoint_that_is_not_one(trained: Path, tmp_path: Path, capsys) -> None:
     fake = tmp_path / "model.pt"
     fake.write_text("just text\n")
     argv = ["evaluate", str(trained), "--checkpoint", str(fake)]
-    assert_user_error(
+    assert_refused(
         argv, "model.pt: not a loadable seq2seq checkpoint", tmp_path, capsys
     )
 
@@ -281,14 +277,12 @@ def test_checkpoint_whose_weights_do_not_fit(
     del payload["model"]["decoder.output.bias"]
     torch.save(payload, tmp_path / "cut.pt")
     argv = ["evaluate", str(trained), "--checkpoint", str(tmp_path / "cut.pt")]
-    assert_user_error(argv, "cut.pt: weights do not fit", tmp_path, capsys)
+    assert_refused(argv, "cut.pt: weights do not fit", tmp_path, capsys)
 
 
 def test_checkpoint_path_that_does_not_exist(trained: Path, capsys) -> None:
     argv = ["evaluate", str(trained), "--checkpoint", "bset"]
-    assert_user_error(
-        argv, "--checkpoint bset: no such file; pass best", trained, capsys
-    )
+    assert_refused(argv, "--checkpoint bset: no such file; pass best", trained, capsys)
 
 
 def test_translate_without_a_finished_checkpoint(trained: Path, capsys) -> None:
@@ -299,7 +293,7 @@ def test_translate_without_a_finished_checkpoint(trained: Path, capsys) -> None:
     (copy / "spm").mkdir()
     for name in ("src.model", "tgt.model"):
         (copy / "spm" / name).write_bytes((trained / "spm" / name).read_bytes())
-    assert_user_error(
+    assert_refused(
         ["translate", str(copy)],
         "best.pt: missing, the run has not validated yet",
         copy,
@@ -397,13 +391,13 @@ def test_overwrite_refuses_what_is_not_a_run_inside_runs_dir(
     before = snapshot(target)
     argv = ["train", "--config", str(trained / "config.yaml"), "--overwrite"]
     argv += ["--set", f"runs_dir={runs}", "--set", "name=victim"]
-    assert_user_error(argv, f"refused, nothing deleted: it {needle}", runs, capsys)
+    assert_refused(argv, f"refused, nothing deleted: it {needle}", runs, capsys)
     assert snapshot(target) == before
 
 
 def test_a_beam_above_its_ceiling_is_refused(trained: Path, capsys) -> None:
     argv = ["evaluate", str(trained), "--beam", "100000000", "--device", "cpu"]
-    assert_user_error(argv, "--beam 100000000: must be in [1, 1000]", trained, capsys)
+    assert_refused(argv, "--beam 100000000: must be in [1, 1000]", trained, capsys)
 
 
 def test_a_beam_too_large_for_the_machine_is_refused(
@@ -415,7 +409,7 @@ def test_a_beam_too_large_for_the_machine_is_refused(
     source.write_text("the dog sleeps .\n" * 8000, encoding="utf-8")
     argv = ["translate", str(trained), "--input", str(source), "--beam", "1000"]
     argv += ["--batch-size", "100000", "--device", "cpu"]
-    assert_user_error(argv, "with --beam 1000 needs about", tmp_path, capsys)
+    assert_refused(argv, "with --beam 1000 needs about", tmp_path, capsys)
 
 
 @pytest.mark.parametrize(
@@ -435,7 +429,7 @@ def test_a_number_above_its_ceiling_is_refused(
     """Absurd values get the one-line error of values below the floor, before
     anything is built (the memory check itself would overflow otherwise)."""
     argv = ["train", "--config", str(good(tmp_path)), "--set", item]
-    assert_user_error(argv, needle, tmp_path, capsys)
+    assert_refused(argv, needle, tmp_path, capsys)
     assert not (tmp_path / "runs").exists()
 
 
@@ -459,5 +453,5 @@ def test_a_failed_start_leaves_no_run_folder(
         "--set",
         "tokenizer.vocab_size=30",
     ]
-    assert_user_error(argv, "error: out of memory (", tmp_path, capsys)
+    assert_refused(argv, "error: out of memory (", tmp_path, capsys)
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
