@@ -266,6 +266,16 @@ def test_the_real_split_is_leak_free_and_stratified(prepared: Path) -> None:
     assert manifest["lines"]["train"] == len(train)
 
 
+def test_the_configs_score_by_the_buckets_the_test_set_is_stratified_by() -> None:
+    """split.EDGES (prepare time, no config) and the corpus configs'
+    eval.buckets are one set of buckets: each 150+ verses strong."""
+    from seq2seq.config import load_config
+
+    for path in sorted((REPO / "configs/bible_esen").glob("*.yaml")):
+        if path.name != "base.yaml":
+            assert load_config(path).eval.buckets == split.EDGES, path.name
+
+
 # -- where the modules come from, and bad input -------------------------------
 
 
@@ -298,6 +308,33 @@ def test_prepare_writes_the_corpus_and_counts_empty_verses(
     assert lines == manifest["paired"] == 28 * 5 - 1
     for name in split_names():
         assert "" not in (out / f"{name}.en").read_text().splitlines()
+
+
+def test_a_write_that_fails_midway_leaves_the_old_corpus(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A full disk on the fifth split file: every old file and the old
+    manifest as they were, no staged file left behind, exit 2."""
+    from seq2seq.data.bible import prepare
+
+    _fake_known(monkeypatch, tmp_path / "sword")
+    out = tmp_path / "out"
+    argv = ["prepare", "bible", "--mirror", str(tmp_path / "sword"), "--out", str(out)]
+    assert main(argv) == 0
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    calls = []
+
+    def full_disk(path: Path, data: str) -> None:
+        calls.append(path)
+        if len(calls) == 5:
+            raise UserError(f"cannot write {path}: No space left on device")
+        real(path, data)
+
+    real = prepare.atomic_write
+    monkeypatch.setattr(prepare, "atomic_write", full_disk)
+    assert main([*argv, "--seed", "2"]) == 2
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before
+    assert len(calls) == 5
 
 
 def split_names() -> tuple[str, ...]:

@@ -6,6 +6,7 @@ kept."""
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -17,7 +18,7 @@ from seq2seq.data.bible.osis import plain
 from seq2seq.data.bible.pairs import Dropped, Pair, pair_verses
 from seq2seq.data.bible.sword import Conf, read_module
 from seq2seq.errors import UserError
-from seq2seq.files import atomic_write
+from seq2seq.files import atomic_write, naming
 
 MANIFEST = "MANIFEST.json"
 SPLITS = ("train", "val", "test")
@@ -117,16 +118,36 @@ def _side(lang: str, conf: Conf, verses: dict) -> Side:
 def _write(
     out: Path, src: str, tgt: str, chosen: dict[str, list[Pair]], manifest: Manifest
 ) -> None:
+    """Every split file is written whole into a staging folder first, so a
+    full disk or a crash there leaves the old corpus as it was; the old
+    MANIFEST.json goes before the files are moved in and the new one comes
+    last, so a folder caught between the two has none (prepare again)."""
+    staging = out / ".incoming"
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)  # what a crash left
+        staging.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UserError(
             f"cannot make {out} ({err.strerror}); name another --out"
         ) from None
-    for name, pairs in chosen.items():
-        atomic_write(out / f"{name}.{src}", "".join(p.src + "\n" for p in pairs))
-        atomic_write(out / f"{name}.{tgt}", "".join(p.tgt + "\n" for p in pairs))
-        atomic_write(out / f"{name}.refs", "".join(f"{p.ref}\n" for p in pairs))
+    names = []
+    try:
+        for name, pairs in chosen.items():
+            for suffix, lines in (
+                (src, (p.src for p in pairs)),
+                (tgt, (p.tgt for p in pairs)),
+                ("refs", (str(p.ref) for p in pairs)),
+            ):
+                names.append(f"{name}.{suffix}")
+                atomic_write(staging / names[-1], "".join(f"{x}\n" for x in lines))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    with naming(out / MANIFEST):
+        (out / MANIFEST).unlink(missing_ok=True)
+        for file in names:
+            (staging / file).replace(out / file)
+        staging.rmdir()
     atomic_write(out / MANIFEST, json.dumps(asdict(manifest), indent=2) + "\n")
 
 

@@ -28,7 +28,10 @@ from dataclasses import dataclass
 
 from seq2seq.data.bible.pairs import Pair
 
-EDGES = (10, 20, 30, 40, 50)  # upper edges of the buckets; a last one: 51+
+# Upper edges of the source-length buckets the test set is stratified by (a
+# last one: 51+). configs/bible_esen/ evaluates by the same buckets
+# (eval.buckets); tests/test_bible.py checks that the two agree.
+EDGES = (10, 20, 30, 40, 50)
 TEST_PER_BUCKET = 150
 VAL_VERSES = 1000
 # and never more than these shares of the corpus (a small one keeps most
