@@ -75,11 +75,16 @@ def test_a_heatmap_labels_its_rows_as_generated_or_forced() -> None:
 def test_the_length_figure_draws_a_line_per_run_over_filled_buckets() -> None:
     buckets = [Bucket(1, 10, 5, 40.0), Bucket(11, 20, 0, None), Bucket(21, 30, 2, 9.5)]
     fig = bleu_length_figure([("none", buckets), ("additive", buckets)], "test")
-    (ax,) = fig.axes
+    (ax,) = fig.axes  # results without chrF by length: BLEU only
     assert [line.get_label() for line in ax.get_lines()] == ["none", "additive"]
     assert list(ax.get_lines()[0].get_ydata()) == [40.0, 9.5]  # the empty one left out
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "1-10\n(n=5)",
         "21-30\n(n=2)",
     ]
+    plt.close(fig)
+    scored = [Bucket(1, 10, 5, 40.0, 61.0), Bucket(11, 20, 2, 9.5, 30.5)]
+    fig = bleu_length_figure([("none", scored)], "test")
+    assert [ax.get_ylabel() for ax in fig.axes] == ["BLEU", "chrF"]
+    assert list(fig.axes[1].get_lines()[0].get_ydata()) == [61.0, 30.5]
     plt.close(fig)

@@ -9,10 +9,10 @@ from seq2seq.training.metrics import (
     aer,
     alignment_from_attention,
     bleu,
-    bleu_by_length,
     bleu_by_sentences,
     chrf,
     length_buckets,
+    scores_by_length,
     sentence_count,
 )
 
@@ -33,12 +33,15 @@ def test_every_sentence_in_exactly_one_bucket() -> None:
     assert buckets[1][2] == [3, 4]
 
 
-def test_bleu_by_length_counts_add_up() -> None:
+def test_scores_by_length_count_add_up_and_equal_each_bucket_scored_alone() -> None:
     hyps = ["a b c d", "x y", "a b c d e f g h i j k l"]
     refs = ["a b c d", "p q", "a b c d e f g h i j k l"]
-    out = bleu_by_length(hyps, refs, [4, 2, 12], [5, 10])
+    out = scores_by_length(hyps, refs, [4, 2, 12], [5, 10])
     assert [b.n for b in out] == [2, 0, 1]
-    assert out[1].bleu is None and round(out[2].bleu or 0, 6) == 100.0
+    assert out[1].bleu is None and out[1].chrf is None
+    assert round(out[2].bleu or 0, 6) == 100.0 and round(out[2].chrf or 0, 6) == 100.0
+    assert out[0].bleu == bleu(hyps[:2], refs[:2])[0]
+    assert out[0].chrf == chrf(hyps[:2], refs[:2])[0]
 
 
 def test_sentences_written_are_counted_per_k() -> None:

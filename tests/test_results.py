@@ -92,6 +92,10 @@ def test_todays_file_round_trips_with_its_keys_in_order() -> None:
         "ablation": None,
         "family": "rnn",
         "bleu_lc": 43.0,
+        "buckets": [
+            {"lo": 1, "hi": 10, "n": 2, "bleu": 50.0, "chrf": 70.5},
+            {"lo": 11, "hi": 20, "n": 0, "bleu": None},
+        ],
         "by_sentences": [
             {"k": 1, "n": 2, "bleu": 40.0, "hyp_sentences": 1.0, "ref_sentences": 1.0}
         ],

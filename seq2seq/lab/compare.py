@@ -230,6 +230,7 @@ def rows(results: list[CompareRow]) -> tuple[list[str], list[list[str]]]:
             "AER",
         ]
         + [f"BLEU {b.lo}-{b.hi} (n={b.n})" for b in first.filled()]
+        + [f"chrF {b.lo}-{b.hi}" for b in first.filled()]
         + [f"BLEU {b.k} joined (n={b.n})" for b in _joined(results[0])]
         + [f"BLEU drop, {kind} attention" for kind in _ablations(results)]
         + ["length ratio" + (" (all / k = 1, 2, ...)" if _joined(results[0]) else "")]
@@ -247,7 +248,8 @@ def rows(results: list[CompareRow]) -> tuple[list[str], list[list[str]]]:
 
 # Decimals of the table's numeric columns after run, mode and params, as
 # _numbers gives them: train min, epochs, best epoch, val BLEU, val ppl, BLEU,
-# chrF, AER; one for every column after them (buckets, joined, ablations).
+# chrF, AER; one for every column after them (BLEU and chrF by length,
+# joined, ablations).
 DIGITS = (1, 0, 0, 1, 2, 1, 1, 3)
 
 
@@ -264,6 +266,7 @@ def _numbers(r: CompareRow, results: list[CompareRow]) -> list[float | None]:
         [t.train_minutes, t.epochs, t.best_epoch, t.val_bleu, t.val_ppl]
         + [s.bleu, s.chrf, r.evaluation.aer]
         + [b.bleu for b in s.filled()]
+        + [b.chrf for b in s.filled()]
         + [b.bleu for b in _joined(r)]
         + [r.ablation_drops.get(kind) for kind in _ablations(results)]
     )
@@ -359,6 +362,8 @@ def compare(
     results = collect(run_dirs, split, device, decoding)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)
+    if not any(split_files(load_run_config(r).data, split).align for r in run_dirs):
+        table += f"\n\nAER: n/a, {split} has no gold word alignments to score it by."
     groups = seed_groups(results)
     if groups:
         table += "\n\nMean ± std over seeds:\n\n" + seeds_markdown(results, groups)

@@ -201,6 +201,9 @@ def format_result(result: Evaluation) -> str:
             if b.bleu is not None
         ),
     ]
+    chrfs = [f"{b.lo}-{b.hi}: {b.chrf:.1f}" for b in s.filled() if b.chrf is not None]
+    if chrfs:  # results written before chrF was scored by length have none
+        lines.append("  chrF by source length: " + "  ".join(chrfs))
     if result.bleu_drop is not None:
         lines.append(
             f"  BLEU drop against the trained attention: {result.bleu_drop:.2f}"

@@ -44,7 +44,7 @@ from seq2seq.config import Config, check_run_name, load_config
 from seq2seq.data.joined import base_split
 from seq2seq.errors import UserError
 from seq2seq.files import busy, exclusive
-from seq2seq.lab.compare import compare, markdown
+from seq2seq.lab.compare import TABLE, compare
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.results import CompareRow, TrainingState
 from seq2seq.training.checkpoint import config_differences, load_checkpoint, lookup
@@ -432,5 +432,5 @@ def compare_splits(exp: Experiment, jobs: list[Job]) -> dict[str, list[CompareRo
     for i, split in enumerate(exp.splits):
         out = exp.root / ("compare" if i == 0 else f"compare_{split}")
         results[split] = compare([j.run_dir for j in jobs], split, out, "cpu")
-        print(f"\n{split}:\n{markdown(results[split])}\nwrote {out}/")
+        print(f"\n{split}:\n{(out / TABLE).read_text()}wrote {out}/")
     return results

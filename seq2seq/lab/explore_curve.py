@@ -28,7 +28,7 @@ from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.model.search import GREEDY
 from seq2seq.results import Bucket
 from seq2seq.training.decoding import decode_corpus
-from seq2seq.training.metrics import bleu, bleu_by_length
+from seq2seq.training.metrics import bleu, scores_by_length
 
 if TYPE_CHECKING:
     from seq2seq.config import SplitFiles
@@ -120,7 +120,7 @@ class Curve:
         texts = [r.tok.decode_tgt(h.tokens) for h in hyps]
         refs = [split.tgt[i] for i in index]
         words = [len(split.src[i].split()) for i in index]
-        buckets = bleu_by_length(texts, refs, words, r.cfg.eval.buckets)
+        buckets = scores_by_length(texts, refs, words, r.cfg.eval.buckets)
         return curve(r, "decoded here", len(index), bleu(texts, refs)[0], buckets)
 
     def _batch_done(self, sentences: int) -> None:

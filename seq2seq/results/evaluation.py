@@ -14,17 +14,25 @@ from seq2seq.errors import UserError
 
 @dataclass(frozen=True)
 class Bucket:
-    """Corpus BLEU of the pairs whose source has ``lo``..``hi`` words (both
-    included); ``bleu`` is None for an empty bucket."""
+    """Corpus BLEU and chrF of the pairs whose source has ``lo``..``hi`` words
+    (both included); None for an empty bucket, and ``chrf`` None in results
+    written before it was scored by length."""
 
     lo: int
     hi: int
     n: int
     bleu: float | None
+    chrf: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Bucket:
-        return cls(data["lo"], data["hi"], data["n"], data["bleu"])
+        return cls(data["lo"], data["hi"], data["n"], data["bleu"], data.get("chrf"))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        if self.chrf is None:  # an empty bucket, or as the older code wrote it
+            del out["chrf"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,7 @@ class Evaluation:
             "bleu_lc": s.bleu_lc,
             "signature": s.signature,
             "chrf_signature": s.chrf_signature,
-            "buckets": [dataclasses.asdict(b) for b in s.buckets],
+            "buckets": [b.to_dict() for b in s.buckets],
             "by_sentences": [j.to_dict() for j in s.by_sentences],
             "aer": self.aer,
         }

@@ -146,21 +146,28 @@ def probe_figure(results: Sequence[ProbeResult]) -> Figure:
 def bleu_length_figure(
     lines: Sequence[tuple[str, Sequence[Bucket]]], subtitle: str = "test"
 ) -> Figure:
-    """BLEU per source-length bucket, one line per run (its label, its
-    buckets): seq2seq compare's plot. Buckets no sentence falls into are left
-    out."""
+    """BLEU, and chrF where it was scored by length, per source-length bucket,
+    one line per run (its label, its buckets): seq2seq compare's plot (Fig. 2
+    of Bahdanau et al. 2015). Buckets no sentence falls into are left out."""
     ticks = [f"{b.lo}-{b.hi}\n(n={b.n})" for b in lines[0][1] if b.n]
-    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
-    for k, (label, buckets) in enumerate(lines):
-        scores = [b.bleu for b in buckets if b.bleu is not None and b.n]
-        style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
-        ax.plot(range(len(scores)), scores, style, label=label)
-    ax.set_xticks(range(len(ticks)), labels=ticks)
-    ax.set_xlabel("source sentence length (words)")
-    ax.set_ylabel("BLEU")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(f"BLEU by source length ({subtitle})")
+    metrics = ["bleu"] + (
+        ["chrf"] if any(b.chrf is not None for _, bs in lines for b in bs) else []
+    )
+    fig, axes = plt.subplots(
+        1, len(metrics), figsize=(6 + 4 * len(metrics), 4.5), dpi=100, squeeze=False
+    )
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        name = {"bleu": "BLEU", "chrf": "chrF"}[metric]
+        for k, (label, buckets) in enumerate(lines):
+            scores = [getattr(b, metric) for b in buckets if b.n]
+            style = "o-" if k < 10 else "s--"  # 10 colours, then dashed
+            ax.plot(range(len(scores)), scores, style, label=label)
+        ax.set_xticks(range(len(ticks)), labels=ticks)
+        ax.set_xlabel("source sentence length (words)")
+        ax.set_ylabel(name)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.set_title(f"{name} by source length ({subtitle})")
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig

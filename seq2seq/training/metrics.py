@@ -79,21 +79,20 @@ def length_buckets(
     return buckets
 
 
-def bleu_by_length(
+def scores_by_length(
     hyps: Sequence[str],
     refs: Sequence[str],
     src_lengths: Sequence[int],
     edges: Sequence[int],
 ) -> list[Bucket]:
-    """Corpus BLEU within each source-length bucket."""
+    """Corpus BLEU and chrF within each source-length bucket."""
     out = []
     for lo, hi, index in length_buckets(src_lengths, edges):
-        score = (
-            bleu([hyps[i] for i in index], [refs[i] for i in index])[0]
-            if index
-            else None
-        )
-        out.append(Bucket(lo, hi, len(index), score))
+        if not index:
+            out.append(Bucket(lo, hi, 0, None))
+            continue
+        pick = [hyps[i] for i in index], [refs[i] for i in index]
+        out.append(Bucket(lo, hi, len(index), bleu(*pick)[0], chrf(*pick)[0]))
     return out
 
 

@@ -36,9 +36,9 @@ from seq2seq.training.metrics import (
     attention_stats,
     batch_alignments,
     bleu,
-    bleu_by_length,
     bleu_by_sentences,
     chrf,
+    scores_by_length,
 )
 
 
@@ -61,7 +61,7 @@ def text_scores(
         bleu_lc=bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
         signature=signature,
         chrf_signature=chrf_signature,
-        buckets=tuple(bleu_by_length(texts, refs, src_words, buckets)),
+        buckets=tuple(scores_by_length(texts, refs, src_words, buckets)),
         by_sentences=tuple(bleu_by_sentences(texts, refs, groups)),
     )
 
