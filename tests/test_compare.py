@@ -74,6 +74,7 @@ def test_compare_writes_table_csv_json_and_plot(runs, tmp_path: Path) -> None:
     assert data[1]["length_ratio"] == [pytest.approx(len(hyps) / len(refs))]
     table = (out / "compare.md").read_text()
     assert table.count("\n") == 4 and "additive" in table and "lowercased" in table
+    assert "AER: n/a" not in table  # the synthetic corpus has gold links
     rows = list(csv.reader((out / "compare.csv").open()))
     assert len(rows) == 3 and rows[2][2] == str(data[1]["params"])
     assert rows[0][3] == "train min" and float(rows[2][3]) > 0
@@ -285,6 +286,28 @@ def test_runs_scored_on_other_test_files_compare_without_pairing(
     assert "no paired bootstrap: the runs were scored on different test" in (
         capsys.readouterr().out
     )
+
+
+def test_a_test_set_without_gold_links_says_aer_is_na_once(
+    runs, tmp_path: Path
+) -> None:
+    """The Bibles' case: no gold alignments, so one line under the table
+    says AER is n/a (each run's cell is '-'), not an error per run."""
+    copies = []
+    for run_dir in runs:
+        copy = tmp_path / run_dir.name
+        shutil.copytree(run_dir, copy)
+        for stale in copy.glob("eval_*.json"):
+            stale.unlink()
+        cfg = load_config(copy / "config.yaml")
+        test = replace(cfg.data.test, align=None)
+        data = replace(cfg.data, test=test)
+        save_config(replace(cfg, data=data), copy / "config.yaml")
+        copies.append(copy)
+    results = compare(copies, "test", tmp_path / "cmp", "cpu")
+    assert all(r.evaluation.aer is None for r in results)
+    table = (tmp_path / "cmp" / "compare.md").read_text()
+    assert table.count("AER: n/a") == 1, table
 
 
 def test_out_may_not_be_a_run_folder(runs, tmp_path: Path) -> None:
