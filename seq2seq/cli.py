@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -170,7 +171,23 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 def add_evaluate(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("evaluate", help="score a trained run on a split")
     ev.add_argument("run_dir", type=Path, help="a run directory of seq2seq train")
-    ev.add_argument("--split", default="test", choices=SPLITS, help=SPLIT_HELP)
+    ev.add_argument("--split", choices=SPLITS, help=SPLIT_HELP + " (default: test)")
+    ev.add_argument(
+        "--src",
+        type=Path,
+        help="instead of a split: any source file, one sentence a line",
+    )
+    ev.add_argument(
+        "--ref",
+        type=Path,
+        action="append",
+        help="--src's reference, line for line; repeat for more references",
+    )
+    ev.add_argument(
+        "--name",
+        help="what --src's files are called (default: --src's name "
+        "without its language suffix): eval_NAME.json, hyp_NAME.txt",
+    )
     ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
     ev.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     ev.add_argument(
@@ -327,15 +344,42 @@ def evaluate_command(args: argparse.Namespace) -> None:
     from seq2seq.lab.ablate import parse
     from seq2seq.lab.evaluate import evaluate, format_result
 
+    split, files = evaluated_set(args)
     result = evaluate(
         args.run_dir,
-        args.split,
+        split,
         args.checkpoint,
         args.device,
         decoding(args),
         parse(args.ablate, args.attention, args.layers, args.heads),
+        files=files,
     )
     print(format_result(result))
+
+
+def evaluated_set(args: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
+    """evaluate's split, or the name and files of --src/--ref."""
+    if args.src is None:
+        if args.ref or args.name:
+            what = "--ref" if args.ref else "--name"
+            raise UserError(f"evaluate: {what} goes with --src (the source file)")
+        return args.split or "test", ()
+    if args.split:
+        raise UserError("evaluate: --split or --src, not both")
+    if not args.ref:
+        raise UserError(f"evaluate: --src {args.src} needs --ref (its reference file)")
+    name = args.name or file_set_name(args.src)
+    if name in SPLITS or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        why = "a split's name" if name in SPLITS else "not a file name of its own"
+        raise UserError(f"evaluate: {name!r} is {why}; name the set with --name")
+    return name, tuple(str(f) for f in (args.src, *args.ref))
+
+
+def file_set_name(src: Path) -> str:
+    """test_2017_flickr.de(.gz) -> test_2017_flickr: a file's name without
+    its compression and language suffixes."""
+    name = src.name.removesuffix(".gz")
+    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 def translate_command(args: argparse.Namespace) -> None:

@@ -90,6 +90,8 @@ class Split:
     align: list[Alignment] | None = None
     # A joined split (joined.py): the original pairs each pair was made of.
     joined_from: list[list[int]] | None = None
+    # Further references, line for line with tgt (evaluate --ref F --ref F2).
+    more_refs: tuple[list[str], ...] = ()
 
     def __len__(self) -> int:
         return len(self.src)

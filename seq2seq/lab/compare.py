@@ -29,8 +29,6 @@ from seq2seq.results import (
     CompareRow,
     Evaluation,
     Joined,
-    Paired,
-    PairedBucket,
     TrainingSummary,
     VsBaseline,
     mixes_families,
@@ -38,7 +36,7 @@ from seq2seq.results import (
 from seq2seq.training.board import Board
 from seq2seq.training.checkpoint import load_run_config
 from seq2seq.training.figures import bleu_length_figure
-from seq2seq.training.metrics import length_buckets, paired_bootstrap
+from seq2seq.training.metrics import bootstrap_by_length
 from seq2seq.training.validate import read_history
 from seq2seq.typed_yaml import read_yaml
 
@@ -146,21 +144,14 @@ def significance(
     hyps = [read_lines(run.hypotheses_file(r, split + tag)) for r in runs]
     if any(len(h) != len(data.tgt) for h in hyps):
         return results, None  # not the same test set: nothing to pair
-    buckets = length_buckets([len(s.split()) for s in data.src], edges)
+    words = [len(s.split()) for s in data.src]
     signature = ""
     paired = [replace(results[0], paired=True)]
     for r, h in zip(results[1:], hyps[1:], strict=True):
-        overall, signature = paired_bootstrap(hyps[0], {"run": h}, data.tgt)
-        per_bucket = []
-        for lo, hi, index in buckets:
-            pick = [[x[i] for i in index] for x in (hyps[0], h, data.tgt)]
-            test = (
-                Paired(**paired_bootstrap(pick[0], {"run": pick[1]}, pick[2])[0]["run"])
-                if index
-                else None
-            )
-            per_bucket.append(PairedBucket(lo, hi, len(index), test))
-        vs = VsBaseline(results[0].run, Paired(**overall["run"]), tuple(per_bucket))
+        test, buckets, signature = bootstrap_by_length(
+            hyps[0], h, data.tgt, words, edges
+        )
+        vs = VsBaseline(results[0].run, test, buckets)
         paired.append(replace(r, paired=True, vs_baseline=vs))
     return paired, signature
 

@@ -15,7 +15,7 @@ import torch
 
 from seq2seq import run
 from seq2seq.data.batching import bucket_batches
-from seq2seq.data.corpus import load_split
+from seq2seq.data.corpus import file_split, load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
 from seq2seq.files import atomic_write, exclusive, reading
@@ -43,9 +43,12 @@ def evaluate(
     decoding: Decoding = GREEDY,
     ablation: Ablation | str | None = None,
     opened: OpenedRun | None = None,
+    files: tuple[str, ...] = (),
 ) -> Evaluation:
-    """Decode ``split``, score it, write ``eval_<name>.json`` and ``hyp_<name>.txt``
-    (name: split, decoding tag, ablation). With ``ablation`` (ablate.py; a
+    """Decode ``split`` (or, with ``files``, a source file and its reference
+    files, (src, ref, ref2, ...), named ``split``: corpus.file_split), score
+    it, write ``eval_<name>.json`` and ``hyp_<name>.txt`` (name: split,
+    decoding tag, ablation). With ``ablation`` (ablate.py; a
     str is ``--ablate HOW``: the whole cross-attention) the trained
     attention weights are replaced while decoding, and the result records
     the BLEU drop against the same evaluation without it.
@@ -66,7 +69,7 @@ def evaluate(
     ):
         if opened is None:
             opened = open_run(run_dir, checkpoint, pick_device(device_name))
-        return _evaluate(opened, split, decoding, ablation)
+        return _evaluate(opened, split, decoding, ablation, files)
 
 
 def output_name(split: str, decoding: Decoding, ablation: Ablation | None) -> str:
@@ -75,16 +78,24 @@ def output_name(split: str, decoding: Decoding, ablation: Ablation | None) -> st
 
 
 def _evaluate(
-    opened: OpenedRun, split: str, decoding: Decoding, ablation: Ablation | None
+    opened: OpenedRun,
+    split: str,
+    decoding: Decoding,
+    ablation: Ablation | None,
+    files: tuple[str, ...],
 ) -> Evaluation:
     cfg, tok, model = opened.cfg, opened.tok, opened.model
     run_dir, checkpoint = opened.path, opened.checkpoint
     device = next(model.parameters()).device
     baseline = None
     if ablation is not None:  # the same weights, before they are ablated
-        baseline = cached_evaluate(run_dir, split, decoding=decoding, opened=opened)
+        baseline = cached_evaluate(
+            run_dir, split, decoding=decoding, opened=opened, files=files
+        )
         model.ablate(ablation)
-    pairs = load_split(cfg.data, split)
+    pairs = (
+        file_split(files[0], files[1:], split) if files else load_split(cfg.data, split)
+    )
     data = encode(pairs, tok)
     hyps = decode_corpus(
         model,
@@ -97,7 +108,12 @@ def _evaluate(
     texts = [tok.decode_tgt(h.tokens) for h in hyps]
     gold = data.split.align is not None and model.has_alignment and not ablation
     scores = text_scores(
-        texts, data.split.tgt, data.src_words(), pairs.groups, cfg.eval.buckets
+        texts,
+        data.split.tgt,
+        data.src_words(),
+        pairs.groups,
+        cfg.eval.buckets,
+        pairs.more_refs,
     )
     batch = cfg.eval.batch_sentences
     result = Evaluation(
@@ -113,6 +129,7 @@ def _evaluate(
         scores=scores,
         aer=forced_aer(model, data, tok, device, batch) if gold else None,
         bleu_drop=None if baseline is None else baseline.bleu - scores.bleu,
+        files=files,
     )
     name = output_name(split, decoding, ablation)
     atomic_write(opened.hypotheses_file(name), "".join(t + "\n" for t in texts))
@@ -136,16 +153,20 @@ def cached_evaluate(
     decoding: Decoding = GREEDY,
     checkpoint: str = "best",
     opened: OpenedRun | None = None,
+    files: tuple[str, ...] = (),
 ) -> Evaluation:
     """The run's ``eval_<split><tag>.json`` if it is of this checkpoint as it
-    is now (or of the step ``opened`` holds), else a fresh evaluation."""
+    is now (or of the step ``opened`` holds) and of these ``files``, else a
+    fresh evaluation."""
     if opened is not None:
         checkpoint = opened.checkpoint
     step = None if opened is None else opened.step
     saved = saved_evaluation(run_dir, split, decoding, checkpoint, step)
-    if saved is not None:
+    if saved is not None and saved.files == files:
         return saved
-    return evaluate(run_dir, split, checkpoint, device_name, decoding, opened=opened)
+    return evaluate(
+        run_dir, split, checkpoint, device_name, decoding, opened=opened, files=files
+    )
 
 
 def saved_evaluation(

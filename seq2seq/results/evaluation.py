@@ -113,6 +113,9 @@ class Evaluation:
     aer: float | None  # None without gold links or attention
     bleu_drop: float | None = None  # with ablation: BLEU lost against none
     family: str = "rnn"  # the model family (files before it had one: rnn)
+    # evaluate --src F --ref F ...: the files scored, (src, ref, ref2, ...);
+    # () for a split of the run's config
+    files: tuple[str, ...] = ()
 
     def label(self, mixed: bool = False) -> str:
         return run_label(self.family, self.mode, mixed)
@@ -150,6 +153,7 @@ class Evaluation:
             data.get("aer"),
             data.get("bleu_drop"),
             data.get("family", "rnn"),
+            tuple(data.get("files", ())),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -176,6 +180,8 @@ class Evaluation:
         }
         if self.bleu_drop is not None:
             out["bleu_drop"] = self.bleu_drop
+        if self.files:
+            out["files"] = list(self.files)
         return out
 
     def to_json(self) -> str:

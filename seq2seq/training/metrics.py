@@ -10,13 +10,22 @@ import sacrebleu
 from sacrebleu.utils import sum_of_lists
 from torch import Tensor
 
-from seq2seq.results import Bucket, Joined
+from seq2seq.results import Bucket, Joined, Paired, PairedBucket
 
 Link = tuple[int, int]
 
 
+# Every corpus score takes the references as ``refs``, the first stream (one
+# reference a line, line for line with the hypotheses), and ``more``: any
+# further streams, as sacreBLEU's CLI takes several reference files.
+Streams = Sequence[Sequence[str]]
+
+
 def bleu(
-    hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False
+    hyps: Sequence[str],
+    refs: Sequence[str],
+    lowercase: bool = False,
+    more: Streams = (),
 ) -> tuple[float, str]:
     """Corpus BLEU (sacreBLEU defaults: 13a, case-sensitive) and its signature.
 
@@ -24,31 +33,41 @@ def bleu(
     bentrevett/pytorch-seq2seq tutorials (lowercased, tokenized), for comparing
     with their figures only; the cased score is the headline."""
     metric = sacrebleu.BLEU(lowercase=lowercase)
-    return corpus_score(metric, hyps, refs), str(metric.get_signature())
+    score = corpus_score(metric, hyps, refs, more=more)
+    return score, str(metric.get_signature())  # nrefs: as counted in scoring
 
 
-def chrf(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
+def chrf(
+    hyps: Sequence[str], refs: Sequence[str], more: Streams = ()
+) -> tuple[float, str]:
     metric = sacrebleu.CHRF()
-    return corpus_score(metric, hyps, refs), str(metric.get_signature())
+    score = corpus_score(metric, hyps, refs, more=more)
+    return score, str(metric.get_signature())  # nrefs: as counted in scoring
 
 
 CHUNK = 1000  # sentences whose reference n-grams sacreBLEU holds at once
 
 
 def corpus_score(
-    metric: Any, hyps: Sequence[str], refs: Sequence[str], chunk: int = CHUNK
+    metric: Any,
+    hyps: Sequence[str],
+    refs: Sequence[str],
+    chunk: int = CHUNK,
+    more: Streams = (),
 ) -> float:
-    """``metric.corpus_score(hyps, [refs])``, computed ``chunk`` sentences at a
-    time: sacreBLEU caches every reference's n-grams before scoring (tens of
-    KB a sentence for chrF's character n-grams), while the score needs only
-    the summed statistics. The same number, in memory that does not grow
-    with the corpus (tested against corpus_score)."""
+    """``metric.corpus_score(hyps, [refs, *more])``, computed ``chunk``
+    sentences at a time: sacreBLEU caches every reference's n-grams before
+    scoring (tens of KB a sentence for chrF's character n-grams), while the
+    score needs only the summed statistics. The same number, in memory that
+    does not grow with the corpus (tested against corpus_score)."""
+    streams = [refs, *more]
     if not hyps:  # sacreBLEU's own answer (an error) for an empty corpus
-        return float(metric.corpus_score(list(hyps), [list(refs)]).score)
+        return float(metric.corpus_score(list(hyps), [list(r) for r in streams]).score)
     total: list[float] = []
     for start in range(0, len(hyps), chunk):
         part = metric._extract_corpus_statistics(
-            list(hyps[start : start + chunk]), [list(refs[start : start + chunk])]
+            list(hyps[start : start + chunk]),
+            [list(r[start : start + chunk]) for r in streams],
         )
         parts = [total, *part] if total else part
         total = sum_of_lists(parts)  # type: ignore[no-untyped-call]
@@ -84,6 +103,7 @@ def scores_by_length(
     refs: Sequence[str],
     src_lengths: Sequence[int],
     edges: Sequence[int],
+    more: Streams = (),
 ) -> list[Bucket]:
     """Corpus BLEU and chrF within each source-length bucket."""
     out = []
@@ -91,8 +111,10 @@ def scores_by_length(
         if not index:
             out.append(Bucket(lo, hi, 0, None))
             continue
-        pick = [hyps[i] for i in index], [refs[i] for i in index]
-        out.append(Bucket(lo, hi, len(index), bleu(*pick)[0], chrf(*pick)[0]))
+        h, r = [hyps[i] for i in index], [refs[i] for i in index]
+        rest = [[m[i] for i in index] for m in more]
+        scores = bleu(h, r, more=rest)[0], chrf(h, r, more=rest)[0]
+        out.append(Bucket(lo, hi, len(index), *scores))
     return out
 
 
@@ -206,14 +228,16 @@ def paired_bootstrap(
     systems: dict[str, Sequence[str]],
     refs: Sequence[str],
     samples: int = 1000,
+    more: Streams = (),
 ) -> tuple[dict[str, dict[str, float]], str]:
     """sacreBLEU's paired bootstrap resampling (Koehn 2004) of each system's
     BLEU against the baseline: {name: {score, mean, ci, p_value}}, signature."""
     from sacrebleu.significance import PairedTest
 
+    streams = [list(r) for r in (refs, *more)]
     test = PairedTest(
         [("baseline", list(baseline)), *((k, list(v)) for k, v in systems.items())],
-        {"BLEU": sacrebleu.BLEU(references=[list(refs)])},
+        {"BLEU": sacrebleu.BLEU(references=streams)},
         references=None,
         test_type="bs",
         n_samples=samples,
@@ -226,3 +250,26 @@ def paired_bootstrap(
             for key in ("score", "mean", "ci", "p_value")
         }
     return out, str(signatures["BLEU"])
+
+
+def bootstrap_by_length(
+    baseline: Sequence[str],
+    hyps: Sequence[str],
+    refs: Sequence[str],
+    src_lengths: Sequence[int],
+    edges: Sequence[int],
+    more: Streams = (),
+) -> tuple[Paired, tuple[PairedBucket, ...], str]:
+    """The paired bootstrap of ``hyps`` against ``baseline`` on the whole set
+    and within each source-length bucket (None where a bucket is empty), and
+    sacreBLEU's signature: what compare and score report."""
+    overall, signature = paired_bootstrap(baseline, {"run": hyps}, refs, more=more)
+    per_bucket = []
+    for lo, hi, index in length_buckets(src_lengths, edges):
+        test = None
+        if index:
+            b, h, r = ([x[i] for i in index] for x in (baseline, hyps, refs))
+            rest = [[m[i] for i in index] for m in more]
+            test = Paired(**paired_bootstrap(b, {"run": h}, r, more=rest)[0]["run"])
+        per_bucket.append(PairedBucket(lo, hi, len(index), test))
+    return Paired(**overall["run"]), tuple(per_bucket), signature

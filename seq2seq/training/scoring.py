@@ -31,6 +31,7 @@ from seq2seq.results import TextScores
 from seq2seq.specials import PAD
 from seq2seq.training.device import autocast
 from seq2seq.training.metrics import (
+    Streams,
     aer_counts,
     aer_from_counts,
     attention_stats,
@@ -48,20 +49,22 @@ def text_scores(
     src_words: Sequence[int],
     groups: Sequence[Sequence[int]],
     buckets: Sequence[int],
+    more: Streams = (),
 ) -> TextScores:
-    """BLEU, chrF, their signatures, BLEU by source length (``buckets``: the
-    inclusive upper edges, eval.buckets) and by sentences joined (``groups``:
-    the original pairs of each pair, Split.groups)."""
-    bleu_score, signature = bleu(texts, refs)
-    chrf_score, chrf_signature = chrf(texts, refs)
+    """BLEU, chrF, their signatures, BLEU and chrF by source length
+    (``buckets``: the inclusive upper edges, eval.buckets) and BLEU by
+    sentences joined (``groups``: the original pairs of each pair,
+    Split.groups), against ``refs`` and any further references ``more``."""
+    bleu_score, signature = bleu(texts, refs, more=more)
+    chrf_score, chrf_signature = chrf(texts, refs, more=more)
     return TextScores(
         n=len(texts),
         bleu=bleu_score,
         chrf=chrf_score,
-        bleu_lc=bleu(texts, refs, lowercase=True)[0],  # tutorials' setting
+        bleu_lc=bleu(texts, refs, lowercase=True, more=more)[0],  # tutorials'
         signature=signature,
         chrf_signature=chrf_signature,
-        buckets=tuple(scores_by_length(texts, refs, src_words, buckets)),
+        buckets=tuple(scores_by_length(texts, refs, src_words, buckets, more)),
         by_sentences=tuple(bleu_by_sentences(texts, refs, groups)),
     )
 
