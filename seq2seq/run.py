@@ -24,6 +24,9 @@ CONFIG = "config.yaml"
 VOCAB = "spm"
 HISTORY = "history.jsonl"
 CHECKPOINTS = ("best", "last")  # best.pt, last.pt
+# The splits evaluate scores by name (eval_<split>.json); the joined ones join
+# k = 1..4 consecutive pairs into one (data/joined.py).
+SPLITS = ("val", "test", "val_joined", "test_joined")
 
 
 def config_file(run_dir: Path) -> Path:

@@ -7,12 +7,11 @@ get their pairs here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from seq2seq.config import DataConfig, SplitFiles
 from seq2seq.data import joined
-from seq2seq.data.parallel import Split, limit_length, read_lines, read_split
-from seq2seq.errors import SettingError, UserError, literal
+from seq2seq.data.parallel import Split, limit_length, read_split
+from seq2seq.errors import SettingError, literal
 
 
 def build_split(
@@ -34,26 +33,10 @@ def build_split(
 
 def file_split(src: str, refs: Sequence[str], name: str) -> Split:
     """A test set named by its files (evaluate --src F --ref F [--ref F2]):
-    the source and the first reference as any split is read, each further
+    the source and the first reference read as any split is, each further
     reference checked line for line and kept for the lines the split keeps
     (those with a source and a first reference)."""
-    split = read_split(SplitFiles(src, refs[0]), name)
-    lines = read_lines(src), read_lines(refs[0])
-    keep = [
-        i
-        for i, (s, t) in enumerate(zip(*lines, strict=True))
-        if s.strip() and t.strip()
-    ]
-    more = []
-    for path in refs[1:]:
-        stream = read_lines(path)
-        if len(stream) != len(lines[0]):
-            raise UserError(
-                f"{path} has {len(stream)} lines but {src} has {len(lines[0])}; "
-                "every reference file needs one line per source line"
-            )
-        more.append([stream[i] for i in keep])
-    return replace(split, more_refs=tuple(more))
+    return read_split(SplitFiles(src, refs[0]), name, refs[1:])
 
 
 def split_files(cfg: DataConfig, name: str) -> SplitFiles:

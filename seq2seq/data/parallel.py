@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,15 +106,26 @@ class Split:
         return [[i] for i in range(len(self.src))]
 
 
-def read_split(files: SplitFiles, name: str) -> Split:
+def read_split(
+    files: SplitFiles, name: str, more_refs: Sequence[str | Path] = ()
+) -> Split:
     """Read and validate a split; drop pairs with an empty side (with a
-    warning). corpus.build_split is the way to get a split; it calls this."""
+    warning). corpus.build_split is the way to get a split; it calls this.
+    ``more_refs``: further reference files, line for line with the target
+    file, kept for the pairs kept (evaluate --ref F --ref F2)."""
     src, tgt = read_lines(files.src), read_lines(files.tgt)
     if len(src) != len(tgt):
         raise UserError(
             f"{files.src} has {len(src)} lines but {files.tgt} has {len(tgt)}; "
             "a parallel corpus needs one target line per source line"
         )
+    more = [read_lines(path) for path in more_refs]
+    for path, stream in zip(more_refs, more, strict=True):
+        if len(stream) != len(src):
+            raise UserError(
+                f"{path} has {len(stream)} lines but {files.src} has {len(src)}; "
+                "every reference file needs one line per source line"
+            )
     align = read_alignments(files.align) if files.align else None
     if align is not None and len(align) != len(src):
         raise UserError(
@@ -135,6 +147,7 @@ def read_split(files: SplitFiles, name: str) -> Split:
         [src[i] for i in keep],
         [tgt[i] for i in keep],
         [align[i] for i in keep] if align is not None else None,
+        more_refs=tuple([stream[i] for i in keep] for stream in more),
     )
 
 

@@ -9,6 +9,7 @@ subwords are merged back into words before comparing with the gold links.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import torch
@@ -18,6 +19,7 @@ from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import file_split, load_split
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded, encode
+from seq2seq.errors import UserError
 from seq2seq.files import atomic_write, exclusive, reading
 from seq2seq.lab.ablate import parse
 from seq2seq.model.ablation import Ablation
@@ -242,3 +244,32 @@ def format_result(result: Evaluation) -> str:
                 + "  ".join(f"{k}: {h:.2f} / {r:.2f}" for k, h, r in counts)
             )
     return "\n".join(lines)
+
+
+def scored_set(
+    split: str | None, src: Path | None, refs: list[Path], name: str | None
+) -> tuple[str, tuple[str, ...]]:
+    """What evaluate scores: a split of the run's config (default test), or
+    ``src`` and its references, as (name, (src, ref, ref2, ...)); a file set
+    is named ``name`` or after ``src``, never as a split is."""
+    if src is None:
+        if refs or name:
+            what = "--ref" if refs else "--name"
+            raise UserError(f"evaluate: {what} goes with --src (the source file)")
+        return split or "test", ()
+    if split:
+        raise UserError("evaluate: --split or --src, not both")
+    if not refs:
+        raise UserError(f"evaluate: --src {src} needs --ref (its reference file)")
+    name = name or file_set_name(src)
+    if name in run.SPLITS or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        why = "a split's name" if name in run.SPLITS else "not a file name of its own"
+        raise UserError(f"evaluate: {name!r} is {why}; name the set with --name")
+    return name, tuple(str(f) for f in (src, *refs))
+
+
+def file_set_name(src: Path) -> str:
+    """test_2017_flickr.de(.gz) -> test_2017_flickr: a file's name without
+    its compression and language suffixes."""
+    name = src.name.removesuffix(".gz")
+    return name.rsplit(".", 1)[0] if "." in name else name

@@ -79,6 +79,31 @@ class TextScores:
         """The buckets that hold a pair."""
         return [b for b in self.buckets if b.n]
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TextScores:
+        return cls(
+            data["n"],
+            data["bleu"],
+            data["chrf"],
+            data.get("bleu_lc"),
+            data["signature"],
+            data.get("chrf_signature", ""),
+            tuple(Bucket.from_dict(b) for b in data["buckets"]),
+            tuple(Joined.from_dict(j) for j in data.get("by_sentences", [])),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "bleu": self.bleu,
+            "chrf": self.chrf,
+            "bleu_lc": self.bleu_lc,
+            "signature": self.signature,
+            "chrf_signature": self.chrf_signature,
+            "buckets": [b.to_dict() for b in self.buckets],
+            "by_sentences": [j.to_dict() for j in self.by_sentences],
+        }
+
 
 def run_label(family: str, mode: str, mixed: bool = False) -> str:
     """What a table or a legend calls a run: an RNN by its attention mode
@@ -130,16 +155,7 @@ class Evaluation:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Evaluation:
-        scores = TextScores(
-            data["n"],
-            data["bleu"],
-            data["chrf"],
-            data.get("bleu_lc"),
-            data["signature"],
-            data.get("chrf_signature", ""),
-            tuple(Bucket.from_dict(b) for b in data["buckets"]),
-            tuple(Joined.from_dict(j) for j in data.get("by_sentences", [])),
-        )
+        scores = TextScores.from_dict(data)
         return cls(
             data["run"],
             data["split"],
@@ -157,7 +173,6 @@ class Evaluation:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        s = self.scores
         out: dict[str, Any] = {
             "run": self.run,
             "split": self.split,
@@ -168,16 +183,8 @@ class Evaluation:
             "decoding": self.decoding,
             "ablation": self.ablation,
             "step": self.step,
-            "n": s.n,
-            "bleu": s.bleu,
-            "chrf": s.chrf,
-            "bleu_lc": s.bleu_lc,
-            "signature": s.signature,
-            "chrf_signature": s.chrf_signature,
-            "buckets": [b.to_dict() for b in s.buckets],
-            "by_sentences": [j.to_dict() for j in s.by_sentences],
-            "aer": self.aer,
         }
+        out |= self.scores.to_dict() | {"aer": self.aer}
         if self.bleu_drop is not None:
             out["bleu_drop"] = self.bleu_drop
         if self.files:

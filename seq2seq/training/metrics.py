@@ -256,16 +256,18 @@ def bootstrap_by_length(
     baseline: Sequence[str],
     hyps: Sequence[str],
     refs: Sequence[str],
-    src_lengths: Sequence[int],
+    src_lengths: Sequence[int] | None,
     edges: Sequence[int],
     more: Streams = (),
 ) -> tuple[Paired, tuple[PairedBucket, ...], str]:
     """The paired bootstrap of ``hyps`` against ``baseline`` on the whole set
-    and within each source-length bucket (None where a bucket is empty), and
-    sacreBLEU's signature: what compare and score report."""
+    and within each source-length bucket (None where a bucket is empty; no
+    buckets where ``src_lengths`` is None), and sacreBLEU's signature: what
+    compare and score report."""
     overall, signature = paired_bootstrap(baseline, {"run": hyps}, refs, more=more)
     per_bucket = []
-    for lo, hi, index in length_buckets(src_lengths, edges):
+    buckets = [] if src_lengths is None else length_buckets(src_lengths, edges)
+    for lo, hi, index in buckets:
         test = None
         if index:
             b, h, r = ([x[i] for i in index] for x in (baseline, hyps, refs))

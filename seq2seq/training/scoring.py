@@ -46,17 +46,23 @@ from seq2seq.training.metrics import (
 def text_scores(
     texts: Sequence[str],
     refs: Sequence[str],
-    src_words: Sequence[int],
+    src_words: Sequence[int] | None,
     groups: Sequence[Sequence[int]],
     buckets: Sequence[int],
     more: Streams = (),
 ) -> TextScores:
     """BLEU, chrF, their signatures, BLEU and chrF by source length
-    (``buckets``: the inclusive upper edges, eval.buckets) and BLEU by
+    (``buckets``: the inclusive upper edges, eval.buckets; no buckets where
+    ``src_words`` is None: seq2seq score without a source) and BLEU by
     sentences joined (``groups``: the original pairs of each pair,
     Split.groups), against ``refs`` and any further references ``more``."""
     bleu_score, signature = bleu(texts, refs, more=more)
     chrf_score, chrf_signature = chrf(texts, refs, more=more)
+    by_length = (
+        ()
+        if src_words is None
+        else scores_by_length(texts, refs, src_words, buckets, more)
+    )
     return TextScores(
         n=len(texts),
         bleu=bleu_score,
@@ -64,7 +70,7 @@ def text_scores(
         bleu_lc=bleu(texts, refs, lowercase=True, more=more)[0],  # tutorials'
         signature=signature,
         chrf_signature=chrf_signature,
-        buckets=tuple(scores_by_length(texts, refs, src_words, buckets, more)),
+        buckets=tuple(by_length),
         by_sentences=tuple(bleu_by_sentences(texts, refs, groups)),
     )
 

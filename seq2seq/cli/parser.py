@@ -1,25 +1,19 @@
-"""The ``seq2seq`` command: prepare, train, evaluate, compare, translate,
-experiment, probe, explore."""
+"""The ``seq2seq`` command's options: one sub-parser per command, each
+numeric option with its range (:data:`RANGES`, checked before any work)."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from seq2seq import run
-from seq2seq.errors import UserError, exit_status
-from seq2seq.files import check_output, exclusive
-from seq2seq.training.progress import STYLES, tensorboard_command
+from seq2seq.cli import commands
+from seq2seq.errors import UserError
+from seq2seq.training.progress import STYLES
 from seq2seq.typed_yaml import Range, number, out_of_range
 
-if TYPE_CHECKING:  # imported when used: `seq2seq --help` stays fast
-    from seq2seq.model.search import Decoding
-
-SPLITS = ["val", "test", "val_joined", "test_joined"]
+SPLITS = list(run.SPLITS)
+EVAL_BUCKETS = (10, 20, 30, 40)  # config.EvalConfig's default, tested equal
 SPLIT_HELP = "val_joined/test_joined join k = 1..4 consecutive pairs into one"
 
 
@@ -68,12 +62,6 @@ def add_decoding(p: argparse.ArgumentParser) -> None:
     )
 
 
-def decoding(args: argparse.Namespace) -> Decoding:
-    from seq2seq.model.search import Decoding
-
-    return Decoding(args.beam, args.alpha)
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seq2seq", description=__doc__)
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -82,6 +70,7 @@ def parser() -> argparse.ArgumentParser:
         add_prepare,
         add_train,
         add_evaluate,
+        add_score,
         add_compare,
         add_translate,
         add_experiment,
@@ -107,7 +96,7 @@ def add_prepare(sub: argparse._SubParsersAction) -> None:
     m30k.add_argument(
         "--out", type=Path, default=Path("data/multi30k"), help="folder for the files"
     )
-    m30k.set_defaults(func=prepare_multi30k_command)
+    m30k.set_defaults(func=commands.prepare_multi30k_command)
     bible = corpus.add_parser(
         "bible", help="two Bibles verse-aligned: long real sentences (es, en)"
     )
@@ -125,13 +114,13 @@ def add_prepare(sub: argparse._SubParsersAction) -> None:
     bible.add_argument(
         "--out", type=Path, help="folder for the files (default: data/bible_SRCTGT)"
     )
-    bible.set_defaults(func=prepare_bible_command)
+    bible.set_defaults(func=commands.prepare_bible_command)
     synth = corpus.add_parser("synth_ende", help="the shipped English-German corpus")
     numeric(synth, "--seed", int, "the generator's seed", default=1)
     synth.add_argument(
         "--out", type=Path, default=Path("data/synth_ende"), help="folder for the files"
     )
-    synth.set_defaults(func=prepare_synth_command)
+    synth.set_defaults(func=commands.prepare_synth_command)
 
 
 def add_train(sub: argparse._SubParsersAction) -> None:
@@ -165,7 +154,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
         help="a bar, labelled log lines, or nothing (auto: a bar at a terminal, "
         "lines in a log)",
     )
-    tr.set_defaults(func=train_command)
+    tr.set_defaults(func=commands.train_command)
 
 
 def add_evaluate(sub: argparse._SubParsersAction) -> None:
@@ -207,7 +196,42 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
         "--heads", help="--ablate only these heads (from 1: 2); default all"
     )
     add_decoding(ev)
-    ev.set_defaults(func=evaluate_command)
+    ev.set_defaults(func=commands.evaluate_command)
+
+
+def add_score(sub: argparse._SubParsersAction) -> None:
+    sc = sub.add_parser(
+        "score", help="score any system's output: BLEU, chrF, by length, bootstrap"
+    )
+    sc.add_argument(
+        "--hyp",
+        type=Path,
+        action="append",
+        required=True,
+        help="a system's output, one line per reference line; repeat for more "
+        "systems (each paired with the first)",
+    )
+    sc.add_argument(
+        "--ref",
+        type=Path,
+        action="append",
+        required=True,
+        help="the reference; repeat for more references",
+    )
+    sc.add_argument("--src", type=Path, help="the source: BLEU and chrF by length")
+    sc.add_argument(
+        "--hyp-name",
+        action="append",
+        default=[],
+        help="what to call each --hyp, in order (default: its path)",
+    )
+    sc.add_argument(
+        "--buckets",
+        default=",".join(map(str, EVAL_BUCKETS)),
+        help="upper edges of the length buckets in source words, as eval.buckets",
+    )
+    sc.add_argument("--json", type=Path, help="also write the scores to this file")
+    sc.set_defaults(func=commands.score_command)
 
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
@@ -224,7 +248,7 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     )
     cmp.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     add_decoding(cmp)
-    cmp.set_defaults(func=compare_command)
+    cmp.set_defaults(func=commands.compare_command)
 
 
 def add_translate(sub: argparse._SubParsersAction) -> None:
@@ -242,7 +266,7 @@ def add_translate(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--json", action="store_true", help="one JSON object per line")
     tr.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     add_decoding(tr)
-    tr.set_defaults(func=translate_command)
+    tr.set_defaults(func=commands.translate_command)
 
 
 def add_experiment(sub: argparse._SubParsersAction) -> None:
@@ -258,7 +282,7 @@ def add_experiment(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="run only this config (its stem, e.g. hard) or run (hard-s42); repeatable",
     )
-    exp.set_defaults(func=experiment_command)
+    exp.set_defaults(func=commands.experiment_command)
 
 
 def add_probe(sub: argparse._SubParsersAction) -> None:
@@ -271,7 +295,7 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
     numeric(pr, "--epochs", int, "probe training epochs", default=5)
     pr.add_argument("--checkpoint", default="best", help="best, last, or a path")
     pr.add_argument("--plot", type=Path, help="also one PNG with every run's curves")
-    pr.set_defaults(func=probe_command)
+    pr.set_defaults(func=commands.probe_command)
 
 
 def add_explore(sub: argparse._SubParsersAction) -> None:
@@ -289,214 +313,4 @@ def add_explore(sub: argparse._SubParsersAction) -> None:
         default=1000,
     )
     ex.add_argument("--device", default="cpu", choices=DEVICES, help=DEVICE_HELP)
-    ex.set_defaults(func=explore_command)
-
-
-# The commands. Each imports what it needs when it runs: `seq2seq --help`
-# stays fast.
-
-
-def prepare_multi30k_command(args: argparse.Namespace) -> None:
-    from seq2seq.data.download import prepare_multi30k
-
-    mirror = [("the mirror", args.mirror)] if args.mirror else []
-    check_output(args.out, "--out", mirror, folder=True)
-    with exclusive(args.out, "seq2seq prepare multi30k"):
-        prepare_multi30k(args.src, args.tgt, args.out, mirror=args.mirror)
-
-
-def prepare_bible_command(args: argparse.Namespace) -> None:
-    from seq2seq.data.bible.prepare import default_out, prepare_bible
-
-    out = args.out or default_out(args.src, args.tgt)
-    mirror = [("the mirror", args.mirror)] if args.mirror else []
-    check_output(out, "--out", mirror, folder=True)
-    with exclusive(out, "seq2seq prepare bible"):
-        prepare_bible(args.src, args.tgt, out, mirror=args.mirror, seed=args.seed)
-
-
-def prepare_synth_command(args: argparse.Namespace) -> None:
-    from seq2seq.data.synth import write_corpus
-
-    check_output(args.out, "--out", folder=True)
-    with exclusive(args.out, "seq2seq prepare synth_ende"):
-        manifest = write_corpus(args.out, seed=args.seed)
-    counts = ", ".join(f"{k} {v['lines']:,}" for k, v in manifest["splits"].items())
-    print(f"wrote {args.out} (seed {args.seed}): {counts} pairs")
-
-
-def train_command(args: argparse.Namespace) -> None:
-    from seq2seq.config import load_config
-    from seq2seq.training.train import resume, train
-
-    if args.resume is not None:
-        if args.overwrite:
-            raise UserError("--resume continues a run; --overwrite would erase it")
-        run_dir = resume(args.resume, args.overrides, args.device, args.progress)
-    else:
-        cfg = load_config(args.config, args.overrides)
-        run_dir = train(cfg, args.device, args.overwrite, args.progress)
-    if int(os.environ.get("RANK", "0")) == 0:
-        print(f"done: {run_dir} (curves: {tensorboard_command(run_dir.parent)})")
-
-
-def evaluate_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.ablate import parse
-    from seq2seq.lab.evaluate import evaluate, format_result
-
-    split, files = evaluated_set(args)
-    result = evaluate(
-        args.run_dir,
-        split,
-        args.checkpoint,
-        args.device,
-        decoding(args),
-        parse(args.ablate, args.attention, args.layers, args.heads),
-        files=files,
-    )
-    print(format_result(result))
-
-
-def evaluated_set(args: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
-    """evaluate's split, or the name and files of --src/--ref."""
-    if args.src is None:
-        if args.ref or args.name:
-            what = "--ref" if args.ref else "--name"
-            raise UserError(f"evaluate: {what} goes with --src (the source file)")
-        return args.split or "test", ()
-    if args.split:
-        raise UserError("evaluate: --split or --src, not both")
-    if not args.ref:
-        raise UserError(f"evaluate: --src {args.src} needs --ref (its reference file)")
-    name = args.name or file_set_name(args.src)
-    if name in SPLITS or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        why = "a split's name" if name in SPLITS else "not a file name of its own"
-        raise UserError(f"evaluate: {name!r} is {why}; name the set with --name")
-    return name, tuple(str(f) for f in (args.src, *args.ref))
-
-
-def file_set_name(src: Path) -> str:
-    """test_2017_flickr.de(.gz) -> test_2017_flickr: a file's name without
-    its compression and language suffixes."""
-    name = src.name.removesuffix(".gz")
-    return name.rsplit(".", 1)[0] if "." in name else name
-
-
-def translate_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.translate import main as translate_main
-
-    translate_main(args, decoding(args))
-
-
-def experiment_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.experiment import experiment
-
-    experiment(args.file, args.jobs, args.only)
-
-
-def compare_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.compare import OUTPUTS, SIGNIFICANCE, compare, markdown
-
-    results = compare(args.run_dirs, args.split, args.out, args.device, decoding(args))
-    print(markdown(results))
-    if (args.out / SIGNIFICANCE).is_file():
-        print("\n" + (args.out / SIGNIFICANCE).read_text(encoding="utf-8"))
-    print(f"\nwrote {args.out}/: {', '.join(OUTPUTS)}")
-
-
-PLOT_SUFFIXES = (".png", ".pdf", ".svg")
-
-
-def check_probe_plot(args: argparse.Namespace) -> None:
-    """--plot may not be a folder, an unknown format, or any file the probe
-    reads (the checkpoint named by path, every run's corpus files)."""
-    from seq2seq.training.checkpoint import load_run_config
-
-    if args.plot.is_dir():
-        raise UserError(f"--plot {args.plot}: a folder; give a .png file name")
-    if args.plot.suffix.lower() not in PLOT_SUFFIXES:
-        raise UserError(f"--plot {args.plot}: name a {', '.join(PLOT_SUFFIXES)} file")
-    inputs = []
-    if args.checkpoint not in run.CHECKPOINTS:
-        inputs.append(("the checkpoint read", Path(args.checkpoint)))
-    for run_dir in args.run_dirs:
-        run.check_run(run_dir)
-        data = load_run_config(run_dir).data
-        for split in (data.train, data.val, data.test):
-            if split is not None:
-                inputs += [
-                    ("a corpus file read", Path(f)) for f in (split.src, split.tgt)
-                ]
-    check_output(args.plot, "--plot", inputs)
-
-
-def explore_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.explore import Explorer
-    from seq2seq.lab.explore_http import server
-    from seq2seq.lab.explore_request import is_loopback
-
-    explorer = Explorer(args.run_dirs, args.device)
-    httpd = server(explorer, args.host, args.port, args.sample)
-    host, port = str(httpd.server_address[0]), httpd.server_address[1]
-    names = ", ".join(r.name for r in explorer.runs)
-    shown = f"[{host}]" if ":" in host else host
-    print(f"serving {names} at http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
-    if not is_loopback(args.host):
-        print(
-            f"warning: --host {args.host} is not a loopback address: anyone who "
-            f"can reach it on port {port} can use these models on this machine; "
-            "to share the page, keep the default and tunnel to it (ssh -L "
-            f"{port}:localhost:{port} THIS-MACHINE; docs/explore.md)",
-            file=sys.stderr,
-            flush=True,
-        )
-    if explorer.test_note:
-        print(f"note: {explorer.test_note}", flush=True)
-    try:
-        httpd.serve_forever()
-    finally:
-        httpd.server_close()
-
-
-def probe_command(args: argparse.Namespace) -> None:
-    from seq2seq.lab.probe import format_probe, probe
-
-    if args.sentences < 1 or args.epochs < 1:
-        raise UserError("--sentences and --epochs must be at least 1")
-    if args.plot is not None:
-        check_probe_plot(args)
-    if args.plot is not None and not args.plot.absolute().parent.is_dir():
-        raise UserError(f"--plot {args.plot}: no folder {args.plot.parent}; create it")
-    results = []
-    for run_dir in args.run_dirs:
-        results.append(
-            probe(run_dir, args.split, args.sentences, args.epochs, args.checkpoint)
-        )
-        print(format_probe(results[-1]))
-        print(f"wrote {run.probe_file(run_dir, args.split)} and its .png")
-    if args.plot is not None:
-        from seq2seq.files import save_figure
-        from seq2seq.training.figures import probe_figure
-
-        save_figure(probe_figure(results), args.plot)
-        print(f"wrote {args.plot}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        check_numbers(args)
-        args.func(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:
-        status = exit_status(err, args.debug)
-        if status is None:
-            raise
-        return status
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    ex.set_defaults(func=commands.explore_command)
