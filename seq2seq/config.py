@@ -264,10 +264,27 @@ class TrainConfig:
         42, "weights, dropout and batch order; same machine: same run", rng=SEED
     )
     lr: float = key(1e-3, "Adam's peak learning rate", rng=LEARNING_RATE)
-    schedule: Literal["constant", "plateau", "cosine"] = key(
-        "constant", "cosine to min_lr at max_steps, or halve-on-plateau"
+    # noam: Vaswani et al. 2017 (5.3), lr peaking at train.lr after the
+    # warmup, as JoeyNMT's, fairseq's inverse_sqrt and Marian's schedules do.
+    schedule: Literal["constant", "plateau", "cosine", "noam"] = key(
+        "constant",
+        "cosine to min_lr at max_steps, halve-on-plateau, or noam: "
+        "lr x sqrt(warmup_steps / step) after the warmup",
     )
     warmup_steps: int = key(0, "steps of linear warmup to lr", rng=COUNT_OR_0)
+    accumulate: int = key(
+        1,
+        "batches whose gradients make one update (an N x larger batch)",
+        rng=Range(lo=1, hi=10_000),
+    )
+    # Checkpoint averaging (Vaswani et al. 2017, Sec. 6.1: the last 5 or 20
+    # checkpoints; JoeyNMT's and fairseq's average_checkpoints).
+    average_last: int = key(
+        0,
+        "keep the weights of the last N validations (step_N.pt) and write "
+        "averaged.pt, their mean, at the end; 0 = off",
+        rng=Range(lo=0, hi=1000),
+    )
     plateau_factor: float = key(
         0.5,
         "plateau: lr *= this when stop_metric stalls",
@@ -362,6 +379,11 @@ class TrainConfig:
             self.schedule != "cosine" or self.max_steps > 0,
             "train.schedule",
             "cosine needs train.max_steps > 0 (the step where it ends)",
+        )
+        _check(
+            self.schedule != "noam" or self.warmup_steps > 0,
+            "train.schedule",
+            "noam needs train.warmup_steps > 0 (the step where lr peaks)",
         )
 
 

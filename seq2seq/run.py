@@ -5,6 +5,8 @@
     config.yaml          the resolved config (what --resume and evaluate read)
     spm/                 the run's own vocabularies (src.model, tgt.model)
     last.pt, best.pt     checkpoints: the latest, and the best by train.stop_metric
+    step_<N>.pt          the weights at the last train.average_last validations
+    averaged.pt          their mean (seq2seq average, or the end of training)
     history.jsonl        one line per validation
     events.out.tfevents.*  TensorBoard
     eval_<name>.json     evaluate's scores of split <name> (hyp_<name>.txt beside)
@@ -23,7 +25,7 @@ from seq2seq.errors import UserError
 CONFIG = "config.yaml"
 VOCAB = "spm"
 HISTORY = "history.jsonl"
-CHECKPOINTS = ("best", "last")  # best.pt, last.pt
+CHECKPOINTS = ("best", "last", "averaged")  # best.pt, last.pt, averaged.pt
 # The splits evaluate scores by name (eval_<split>.json); the joined ones join
 # k = 1..4 consecutive pairs into one (data/joined.py).
 SPLITS = ("val", "test", "val_joined", "test_joined")
@@ -48,9 +50,24 @@ def history_file(run_dir: Path) -> Path:
 
 
 def checkpoint_file(run_dir: Path, name: str) -> Path:
-    """``best`` or ``last``: that checkpoint of the run."""
+    """``best``, ``last`` or ``averaged``: that checkpoint of the run."""
     assert name in CHECKPOINTS, name
     return Path(run_dir) / f"{name}.pt"
+
+
+def step_file(run_dir: Path, step: int) -> Path:
+    """``step_<N>.pt``: the weights at step N's validation (train.average_last)."""
+    return Path(run_dir) / f"step_{step}.pt"
+
+
+def step_files(run_dir: Path) -> dict[int, Path]:
+    """Every ``step_<N>.pt`` of the run, by step, in step order."""
+    found = {}
+    for path in Path(run_dir).glob("step_*.pt"):
+        number = path.stem.removeprefix("step_")
+        if number.isdigit():
+            found[int(number)] = path
+    return dict(sorted(found.items()))
 
 
 def evaluation_file(run_dir: Path, name: str) -> Path:

@@ -4,11 +4,12 @@ off the clock. Tiny runs of a few steps (seconds)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, tiny_overrides
+from conftest import REPO, tiny_overrides, transformer_overrides
 
 from seq2seq import run
 from seq2seq.config import Config, load_config
@@ -86,3 +87,50 @@ def test_time_off_the_clock_does_not_count(
     assert loop.minutes() == 0.0
     now[0] += 60.0
     assert loop.minutes() == 1.0
+
+
+@pytest.mark.parametrize("family", ["rnn", "transformer"])
+def test_accumulated_batches_update_as_one_batch_of_them_all(
+    corpus: Path, tmp_path: Path, family: str
+) -> None:
+    """train.accumulate: N batches' gradients, each loss divided by the
+    tokens of all N, add up to the gradient of one batch holding them all,
+    so the update is the same up to float rounding (padding to another
+    length changes the order of the sums, not the value)."""
+    if family == "transformer":
+        base = REPO / "configs/synth_ende/transformer.yaml"
+        items = [*transformer_overrides(corpus, tmp_path, "t", 16), "model.dropout=0"]
+    else:
+        base = REPO / "configs/synth_ende/additive.yaml"
+        items = [*tiny_overrides(corpus, tmp_path, "r")]
+        items += ["model.encoder.dropout=0", "model.decoder.dropout=0"]
+    items.append("train.clip_norm=0")  # clipping is per update: the same too
+    cpu = Ranks(device=torch.device("cpu"))
+    one = build_loop(load_config(base, items), cpu, progress="off")
+    items = [*items, "train.accumulate=3", "runs_dir=" + str(tmp_path / "acc")]
+    three = build_loop(load_config(base, items), cpu, progress="off")
+    batches = one.first_batches(6)
+    for k in (0, 3):  # two updates: Adam's state after the first counts too
+        part = batches[k : k + 3]
+        whole = one.train_step([i for b in part for i in b])
+        split = three.train_step(*part)
+        assert whole[2] == split[2]  # the same target tokens
+        assert split[0] == pytest.approx(whole[0], rel=1e-5)  # loss per token
+    for (name, a), b in zip(
+        one.model.state_dict().items(), three.model.state_dict().values(), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+    assert three.step == 2 and three.batch_in_epoch == 6
+
+
+def test_an_epoch_with_accumulate_n_makes_an_update_per_n_batches(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """The last update of an epoch takes what is left (fewer than N)."""
+    cfg = config(corpus, tmp_path, "train.max_epochs=1", "train.accumulate=4")
+    loop = build_loop(cfg, Ranks(device=torch.device("cpu")), progress="off")
+    loop.epoch = 1
+    batches = len(loop.epoch_batches())  # epoch 1's, as run() draws them
+    loop.epoch = 0
+    loop.run()
+    assert loop.step == math.ceil(batches / 4)

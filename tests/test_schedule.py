@@ -1,4 +1,4 @@
-"""LRSchedule: warmup, cosine, plateau, the floor, and its resume state."""
+"""LRSchedule: warmup, cosine, plateau, noam, the floor, and its resume state."""
 
 from __future__ import annotations
 
@@ -42,6 +42,22 @@ def test_cosine_goes_from_lr_to_min_lr_between_warmup_and_max_steps() -> None:
 def test_cosine_without_an_end_is_refused_by_the_config() -> None:
     with pytest.raises(UserError, match="cosine needs train.max_steps"):
         schedule(lr=1e-3, schedule="cosine", max_steps=0)
+
+
+def test_noam_peaks_at_lr_after_the_warmup_then_falls_as_one_over_sqrt_step() -> None:
+    """Vaswani et al. 2017, eq. (3), with the factor that puts its peak at lr:
+    d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) / its value at warmup."""
+    s = schedule(lr=5e-4, schedule="noam", warmup_steps=400, min_lr=0)
+    for step in (1, 100, 400, 401, 1600, 10_000):
+        paper = 512**-0.5 * min(step**-0.5, step * 400**-1.5)
+        assert s.lr(step) == pytest.approx(5e-4 * paper / (512**-0.5 * 400**-0.5))
+    assert s.lr(400) == pytest.approx(5e-4)
+    assert s.lr(1600) == pytest.approx(2.5e-4)  # 4x the warmup: half the peak
+
+
+def test_noam_without_a_warmup_is_refused_by_the_config() -> None:
+    with pytest.raises(UserError, match="noam needs train.warmup_steps"):
+        schedule(lr=1e-3, schedule="noam", warmup_steps=0)
 
 
 def test_plateau_decays_after_patience_validations_without_a_best() -> None:

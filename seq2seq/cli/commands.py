@@ -115,6 +115,17 @@ def bucket_edges(text: str) -> tuple[int, ...]:
     return edges
 
 
+def average_command(args: argparse.Namespace) -> None:
+    from seq2seq.training.averaging import write_average
+
+    run.check_run(args.run_dir)
+    path, steps = write_average(args.run_dir, args.k)
+    print(
+        f"wrote {path}: the mean of the weights at steps "
+        f"{', '.join(map(str, steps))} (evaluate --checkpoint averaged)"
+    )
+
+
 def translate_command(args: argparse.Namespace) -> None:
     from seq2seq.lab.translate import main as translate_main
 

@@ -17,6 +17,7 @@ EVAL_BUCKETS = (10, 20, 30, 40)  # config.EvalConfig's default, tested equal
 SPLIT_HELP = "val_joined/test_joined join k = 1..4 consecutive pairs into one"
 
 
+CHECKPOINT_HELP = "best, last, averaged (seq2seq average), or a path"
 DEVICES = ["auto", "cpu", "cuda"]
 DEVICE_HELP = "auto: CUDA where there is one (bf16 autocast), else the CPU"
 
@@ -36,6 +37,7 @@ RANGES = {
     "epochs": Range(lo=1, hi=10**6),
     "port": Range(lo=0, hi=65535),
     "sample": Range(lo=1, hi=10**6),
+    "k": Range(lo=1, hi=1000),
 }
 
 
@@ -71,6 +73,7 @@ def parser() -> argparse.ArgumentParser:
         add_train,
         add_evaluate,
         add_score,
+        add_average,
         add_compare,
         add_translate,
         add_experiment,
@@ -177,7 +180,7 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
         help="what --src's files are called (default: --src's name "
         "without its language suffix): eval_NAME.json, hyp_NAME.txt",
     )
-    ev.add_argument("--checkpoint", default="best", help="best, last, or a path")
+    ev.add_argument("--checkpoint", default="best", help=CHECKPOINT_HELP)
     ev.add_argument("--device", default="auto", choices=DEVICES, help=DEVICE_HELP)
     ev.add_argument(
         "--ablate",
@@ -234,6 +237,15 @@ def add_score(sub: argparse._SubParsersAction) -> None:
     sc.set_defaults(func=commands.score_command)
 
 
+def add_average(sub: argparse._SubParsersAction) -> None:
+    av = sub.add_parser(
+        "average", help="averaged.pt: the mean of a run's last kept checkpoints"
+    )
+    av.add_argument("run_dir", type=Path, help="a run trained with train.average_last")
+    numeric(av, "-k", int, "the last K kept checkpoints (default: every one kept)")
+    av.set_defaults(func=commands.average_command)
+
+
 def add_compare(sub: argparse._SubParsersAction) -> None:
     cmp = sub.add_parser("compare", help="one table and one plot across runs")
     cmp.add_argument(
@@ -257,7 +269,7 @@ def add_translate(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--input", "-i", type=Path, help="default: standard input")
     tr.add_argument("--output", "-o", type=Path, help="default: standard output")
     numeric(tr, "--batch-size", int, "sentences at a time", default=32)
-    tr.add_argument("--checkpoint", default="best", help="best, last, or a path")
+    tr.add_argument("--checkpoint", default="best", help=CHECKPOINT_HELP)
     numeric(tr, "--nbest", int, "print N hypotheses with scores", default=1)
     tr.add_argument(
         "--alignments", action="store_true", help="add Pharaoh word alignments"
@@ -293,7 +305,7 @@ def add_probe(sub: argparse._SubParsersAction) -> None:
     pr.add_argument("--split", default="test", choices=["val", "test"])
     numeric(pr, "--sentences", int, "train pairs the probe learns from", default=3000)
     numeric(pr, "--epochs", int, "probe training epochs", default=5)
-    pr.add_argument("--checkpoint", default="best", help="best, last, or a path")
+    pr.add_argument("--checkpoint", default="best", help=CHECKPOINT_HELP)
     pr.add_argument("--plot", type=Path, help="also one PNG with every run's curves")
     pr.set_defaults(func=commands.probe_command)
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from seq2seq.data.parallel import read_lines
 from seq2seq.errors import UserError
+from seq2seq.results import ScoredSystem, ScoreReport
 from seq2seq.results.comparison import VsBaseline
-from seq2seq.results.scored import ScoredSystem, ScoreReport
 from seq2seq.training.metrics import bootstrap_by_length
 from seq2seq.training.scoring import text_scores
 

@@ -18,10 +18,13 @@ so the files users have stay as they are.
 - :class:`ProbeResult`: ``seq2seq probe``'s ``probe_<split>.json``, with its
   :class:`PositionScore` and :class:`RangeScore` rows;
 - :class:`CompareRow`: a row of ``seq2seq compare``'s ``compare.json``, with its
-  :class:`TrainingSummary` and the paired bootstrap (:class:`VsBaseline`).
+  :class:`TrainingSummary` and the paired bootstrap (:class:`VsBaseline`);
+- :class:`ScoreReport`: ``seq2seq score --json``'s file, one
+  :class:`ScoredSystem` per hypothesis file.
 """
 
 from seq2seq.results.comparison import (
+    ComparedRun,
     CompareRow,
     Paired,
     PairedBucket,
@@ -37,11 +40,13 @@ from seq2seq.results.evaluation import (
     run_label,
 )
 from seq2seq.results.probe import PositionScore, ProbeResult, ProbeSetup, RangeScore
+from seq2seq.results.scored import ScoredSystem, ScoreReport
 from seq2seq.results.training import TrainingState, Validation
 
 __all__ = [
     "Bucket",
     "CompareRow",
+    "ComparedRun",
     "Evaluation",
     "Joined",
     "Paired",
@@ -50,6 +55,8 @@ __all__ = [
     "ProbeResult",
     "ProbeSetup",
     "RangeScore",
+    "ScoreReport",
+    "ScoredSystem",
     "TextScores",
     "TrainingState",
     "TrainingSummary",

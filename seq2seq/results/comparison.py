@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from seq2seq.results.evaluation import Evaluation
+from seq2seq.errors import UserError
+from seq2seq.results.evaluation import Bucket, Evaluation, run_label
 
 
 @dataclass(frozen=True)
@@ -106,3 +109,42 @@ class CompareRow:
             vs = self.vs_baseline
             out["vs_baseline"] = vs.to_dict() if vs is not None else None
         return out
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    """What a committed ``compare.json`` keeps of a run's scores, read back
+    (notebook 3 draws the Bible experiment's curves from it, untrained)."""
+
+    run: str
+    mode: str
+    family: str
+    bleu: float
+    chrf: float
+    buckets: tuple[Bucket, ...]
+
+    @property
+    def label(self) -> str:
+        return run_label(self.family, self.mode)
+
+    @classmethod
+    def read_all(cls, path: Path) -> list[ComparedRun]:
+        """Every row of ``compare.json``; a file that is not one is one line."""
+        try:
+            rows = json.loads(Path(path).read_text(encoding="utf-8"))
+            return [
+                cls(
+                    r["run"],
+                    r["mode"],
+                    r.get("family", "rnn"),
+                    r["bleu"],
+                    r["chrf"],
+                    tuple(Bucket.from_dict(b) for b in r["buckets"]),
+                )
+                for r in rows
+            ]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise UserError(
+                f"{path}: not a compare.json of seq2seq compare ({err}); "
+                "run seq2seq compare again"
+            ) from None

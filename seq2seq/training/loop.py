@@ -20,7 +20,7 @@ import math
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from seq2seq.errors import UserError
 from seq2seq.model.interface import Model
 from seq2seq.model.model import loss_sum
 from seq2seq.results import TrainingState, Validation
+from seq2seq.training.averaging import keep_step, write_average
 from seq2seq.training.board import Board
 from seq2seq.training.checkpoint import atomic_save, rng_state, set_rng_state
 from seq2seq.training.device import autocast
@@ -136,6 +137,9 @@ class Loop:
                 stop = self.run_epoch()
             if self.step > 0 and self.last_val_step != self.step:
                 self.validate()
+            if self.cfg.train.average_last and self.ranks.main and self.step > 0:
+                path, steps = write_average(self.run_dir)  # before "finished"
+                print(f"wrote {path}: the mean of the weights at steps {steps}")
             self.save_last(finished=True)
             if self.validator is not None:
                 self.validator.finish(self.model, self.best, self.step)
@@ -173,12 +177,18 @@ class Loop:
         done = self.batch_in_epoch
         tokens, tick = 0, time.monotonic()
         bar = self.progress.epoch(batches, done, self.epoch)
+        pending: list[list[int]] = []  # the next update's batches (accumulate)
         with bar:
-            for index in bar:
-                if not self.curriculum.admits(index, self.step + 1):
+            for position, index in enumerate(bar, start=done):
+                if self.curriculum.admits(index, self.step + 1):
+                    pending.append(index)
+                else:
                     self.batch_in_epoch += 1  # passed over, as on resume
+                more = len(pending) < t.accumulate and position + 1 < len(batches)
+                if not pending or more:
                     continue
-                loss, norm, n_tokens = self.train_step(index)
+                loss, norm, n_tokens = self.train_step(*pending)
+                pending = []
                 tokens += n_tokens
                 if self.step % t.log_every == 0:
                     rate = tokens / max(time.monotonic() - tick, 1e-9)
@@ -210,19 +220,44 @@ class Loop:
             self.step,
         )
 
-    def train_step(self, index: list[int]) -> tuple[float, float, int]:
-        """One update on the batch ``index`` (this rank's share of it); returns
-        loss per target token, gradient norm, the batch's target tokens."""
+    def train_step(
+        self, index: list[int], *more: list[int]
+    ) -> tuple[float, float, int]:
+        """One update on the batch ``index`` (this rank's share of it) and the
+        batches ``more`` (train.accumulate: their gradients add up before the
+        update, as one batch of them all would give); returns loss per target
+        token, gradient norm, the batches' target tokens."""
+        batches = [index, *more]
         train = self.ws.train
-        n_tokens = sum(len(train.tgt_ids[i]) + 1 for i in index)  # the whole batch
+        # every batch of the update, every rank's share
+        n_tokens = sum(len(train.tgt_ids[i]) + 1 for b in batches for i in b)
+        self.net.train()
+        self.step += 1
+        self.batch_in_epoch += len(batches)
+        for group in self.opt.param_groups:
+            group["lr"] = self.schedule.lr(self.step)
+        self.opt.zero_grad(set_to_none=True)
+        loss_value = 0.0
+        for k, part in enumerate(batches):
+            # Per-token mean over the whole update once DDP averages over ranks.
+            loss = self.batch_loss(part) / n_tokens * self.ranks.world
+            loss_value += loss.item()
+            self.stop_unless_finite("loss", loss_value, "or raise train.clip_norm")
+            with self.syncing(last=k == len(batches) - 1):
+                loss.backward()  # type: ignore[no-untyped-call]
+        clip = self.cfg.train.clip_norm or math.inf
+        norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
+        # before the update: clipping cannot make an inf or NaN norm finite
+        self.stop_unless_finite("gradient norm", norm, "or look for a broken batch")
+        self.opt.step()
+        return loss_value, norm, n_tokens
+
+    def batch_loss(self, index: list[int]) -> torch.Tensor:
+        """The summed token loss of this rank's share of the batch ``index``."""
+        train = self.ws.train
         batch: Batch = collate(
             train.src_ids, train.tgt_ids, self.ranks.shard(index)
         ).to(self.device)
-        self.net.train()
-        self.step += 1
-        self.batch_in_epoch += 1
-        for group in self.opt.param_groups:
-            group["lr"] = self.schedule.lr(self.step)
         with autocast(self.device, self.cfg.train.precision):
             loss, _ = loss_sum(
                 self.net,
@@ -234,18 +269,14 @@ class Loop:
                 self.cfg.train.chunked_loss,
                 maps=False,  # the loss is all a step needs
             )
-        # Per-token mean over the whole batch once DDP averages over ranks.
-        loss = loss / n_tokens * self.ranks.world
-        loss_value = loss.item()
-        self.stop_unless_finite("loss", loss_value, "or raise train.clip_norm")
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
-        clip = self.cfg.train.clip_norm or math.inf
-        norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
-        # before the update: clipping cannot make an inf or NaN norm finite
-        self.stop_unless_finite("gradient norm", norm, "or look for a broken batch")
-        self.opt.step()
-        return loss_value, norm, n_tokens
+        return loss
+
+    def syncing(self, last: bool) -> AbstractContextManager[Any]:
+        """Where DDP averages the gradients over the ranks: after the last
+        batch of an update only (no_sync before it), once per update."""
+        if last or not isinstance(self.net, DistributedDataParallel):
+            return nullcontext()
+        return self.net.no_sync()
 
     def stop_unless_finite(self, what: str, value: float, advice: str) -> None:
         """Stop, on every process, when ``value`` is NaN or inf on any."""
@@ -276,6 +307,10 @@ class Loop:
         self.save_last()
         if improved and self.ranks.main:
             atomic_save(self.payload(), run.checkpoint_file(self.run_dir, "best"))
+        if self.cfg.train.average_last and self.ranks.main:
+            keep_step(
+                self.run_dir, self.payload(), self.step, self.cfg.train.average_last
+            )
         patience = self.cfg.train.patience
         stop = bool(patience and self.bad_validations >= patience)
         for callback in self.callbacks:

@@ -1,4 +1,5 @@
-"""Learning-rate schedules: constant, cosine, or halve-on-plateau, with warmup."""
+"""Learning-rate schedules: constant, cosine, halve-on-plateau or noam
+(inverse square root), each after a linear warmup."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ class LRSchedule:
             )
         elif cfg.schedule == "plateau":
             lr *= self.scale
+        elif cfg.schedule == "noam" and step > cfg.warmup_steps:
+            # Vaswani et al. 2017, eq. (3): d_model^-0.5 * min(step^-0.5,
+            # step * warmup^-1.5), scaled to peak at cfg.lr at the warmup's end
+            lr = cfg.lr * math.sqrt(cfg.warmup_steps / step)
         return max(lr, cfg.min_lr)
 
     def observe(self, improved: bool) -> None:

@@ -67,10 +67,15 @@ class MultiHeadAttention(nn.Module):
         values: Tensor,
         mask: Tensor | None,
         need_weights: bool = False,
+        causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         """Queries from x (B, Tq, d_model) over ``keys``/``values``
         (B, h, Tk, d_k); ``mask`` broadcasts to (B, 1, Tq, Tk), None where
-        every key may be read (a search step's own prefix). The output
+        every key may be read (a search step's own prefix). ``causal``: the
+        mask is the decoder's under teacher forcing, no later position and no
+        padding, the padding all after the real tokens, so that the fused
+        kernel may build the causal mask itself (``is_causal``: no mask
+        tensor read); every real query's output is the same. The output
         (B, Tq, d_model), and the weights (B, h, Tq, Tk) if asked for."""
         q = self.split(self.q_proj(x))  # (B, h, Tq, d_k)
         p = self.dropout if self.training else 0.0
@@ -79,7 +84,7 @@ class MultiHeadAttention(nn.Module):
             weights = self.ablated(trained, mask)  # (B, h, Tq, Tk)
             mixed = weights @ values
         elif self.fused and not need_weights:
-            mixed, weights = attend_fused(q, keys, values, mask, p), None
+            mixed, weights = attend_fused(q, keys, values, mask, p, causal), None
         else:
             mixed, weights = attend_reference(q, keys, values, mask, p)
         batch, _, steps, _ = mixed.shape
@@ -102,9 +107,22 @@ def attend_reference(
 
 
 def attend_fused(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout: float = 0.0
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    dropout: float = 0.0,
+    causal: bool = False,
 ) -> Tensor:
-    """The same in torch's fused kernel (its boolean mask: True may attend)."""
+    """The same in torch's fused kernel (its boolean mask: True may attend).
+    ``causal``: ``mask`` is causal with the padding after the real tokens
+    (MultiHeadAttention.forward), and the kernel masks the later positions
+    itself, which also keeps every real query off the padding: a padded
+    query, whose output no loss reads, may then read padded keys."""
+    if causal:
+        return F.scaled_dot_product_attention(
+            q, k, v, dropout_p=dropout, is_causal=True
+        )
     allowed = mask if mask is None or mask.dtype == torch.bool else mask != 0
     return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=dropout)
 

@@ -132,17 +132,19 @@ class DecoderLayer(nn.Module):
         cross_mask: Tensor,
         past: KV | None = None,
         need_weights: bool = False,
+        causal: bool = False,
     ) -> DecoderOut:
         """y (B, T, d_model): the whole target under teacher forcing
         (``self_mask`` (B, 1, T, T) causal and padding), or one new position
         of search (T = 1) after the prefix ``past`` (self_mask None: it
         reads its whole prefix). ``cross``: the source's keys and values
-        for this layer (B, h, S, d_k), ``cross_mask`` (B, 1, 1, S)."""
+        for this layer (B, h, S, d_k), ``cross_mask`` (B, 1, 1, S);
+        ``causal``: self_mask is causal (MultiHeadAttention.forward)."""
         h = self.sub_self.before(y)
         k, v = self.self_attn.keys_values(h)  # (B, h, T, d_k)
         if past is not None:  # the prefix's, computed at earlier steps
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-        a, self_weights = self.self_attn(h, k, v, self_mask, need_weights)
+        a, self_weights = self.self_attn(h, k, v, self_mask, need_weights, causal)
         y = self.sub_self.after(y, a)
         h = self.sub_cross.before(y)
         c, cross_weights = self.cross_attn(h, *cross, cross_mask, need_weights)

@@ -148,7 +148,7 @@ class Transformer(EncoderDecoder[Memory, State]):
         self_maps: list[Tensor | None] = []
         cross_maps: list[Tensor | None] = []
         for i, layer in enumerate(self.decoder):
-            out = layer(y, keys, memory.cross[i], memory.mask, None, maps)
+            out = layer(y, keys, memory.cross[i], memory.mask, None, maps, self.causal)
             y = out.y
             self_maps.append(out.self_weights)
             cross_maps.append(out.cross_weights)
