@@ -52,7 +52,8 @@ def mirror_copy(tmp_path: Path) -> Path:
     dest.mkdir()
     assert MIRROR is not None
     for name in CHECKSUMS:
-        shutil.copyfile(MIRROR / name, dest / name)
+        if (MIRROR / name).is_file():  # the optional test sets may be absent
+            shutil.copyfile(MIRROR / name, dest / name)
     return dest
 
 
@@ -113,7 +114,8 @@ def _assert_verified(paths: list[Path]) -> None:
 
 
 def test_table_sizes() -> None:
-    assert len(CHECKSUMS) == 15
+    assert len(CHECKSUMS) == 18
+    assert CHECKSUMS["test_2017_mscoco.en.gz"][1] == 461
     assert CHECKSUMS["train.en.gz"][1] == 29000
     assert CHECKSUMS["val.cs.gz"][1] == 1014
     assert CHECKSUMS["test_2017_flickr.fr.gz"][1] == 1000
@@ -129,6 +131,8 @@ def test_multi30k_files() -> None:
         "test_2016_flickr.en.gz",
         "test_2017_flickr.de.gz",
         "test_2017_flickr.en.gz",
+        "test_2017_mscoco.de.gz",
+        "test_2017_mscoco.en.gz",
     ]
     cs = multi30k_files("en", "cs")
     assert len(cs) == 6 and not any("2017" in name for name in cs)
@@ -138,7 +142,8 @@ def test_prepare_de_en_from_mirror(tmp_path: Path) -> None:
     out = tmp_path / "out"
     logs: list[str] = []
     paths = prepare_multi30k("de", "en", out, mirror=MIRROR, log=logs.append)
-    assert paths == [out / name for name in multi30k_files("de", "en")]
+    held = [n for n in multi30k_files("de", "en") if (MIRROR / n).is_file()]
+    assert paths == [out / name for name in held]
     assert out / "test_2017_flickr.en.gz" in paths
     _assert_verified(paths)
     assert _listing(out) == {p.name for p in paths} | {"MANIFEST.json"}
@@ -168,7 +173,11 @@ def test_second_run_is_noop(tmp_path: Path) -> None:
     )
     assert second == first
     assert _mtimes(tmp_path) == before
-    assert all("already present" in line for line in logs)
+    held = [line for line in logs if "mscoco" not in line]  # the mirror lacks it
+    assert held and all("already present" in line for line in held)
+    # an extra test set that cannot be fetched is skipped, in a line, offline too
+    skipped = [line for line in logs if "skipped" in line]
+    assert len(skipped) == 2 and all("test_2017_mscoco" in x for x in skipped)
 
 
 def test_shared_out_dir_keeps_other_pairs_in_manifest(tmp_path: Path) -> None:
@@ -176,7 +185,8 @@ def test_shared_out_dir_keeps_other_pairs_in_manifest(tmp_path: Path) -> None:
     prepare_multi30k("fr", "en", tmp_path, mirror=MIRROR, log=_quiet)
     manifest = json.loads((tmp_path / "MANIFEST.json").read_text())
     names = {e["file"] for e in manifest["files"]}
-    assert names == set(multi30k_files("de", "en")) | set(multi30k_files("fr", "en"))
+    wanted = set(multi30k_files("de", "en")) | set(multi30k_files("fr", "en"))
+    assert names == {n for n in wanted if (MIRROR / n).is_file()}
 
 
 def test_env_var_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -286,3 +296,25 @@ def test_download_missing_file(tmp_path: Path, mirror_copy: Path, server_for) ->
         prepare_multi30k("de", "en", out, base_url=base_url, log=_quiet)
     assert "val.en.gz" not in _listing(out)
     assert not any(name.endswith(".part") for name in _listing(out))
+
+
+def test_an_extra_test_set_the_mirror_lacks_is_skipped_in_a_line(
+    tmp_path: Path,
+) -> None:
+    """test_2017_mscoco is optional: a mirror without it prepares the rest;
+    a mirror holding a wrong copy of it is refused like any file."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for name in multi30k_files("de", "en"):
+        if "mscoco" not in name:
+            (mirror / name).write_bytes((MIRROR / name).read_bytes())
+    logs: list[str] = []
+    paths = prepare_multi30k("de", "en", tmp_path / "a", mirror=mirror, log=logs.append)
+    assert not any("mscoco" in p.name for p in paths) and len(paths) == 8
+    skipped = [line for line in logs if "skipped" in line]
+    assert len(skipped) == 2 and all("test_2017_mscoco" in line for line in skipped)
+    with gzip.open(mirror / "test_2017_mscoco.de.gz", "wt") as fh:
+        fh.write("ein Hund\n" * 461)
+    with pytest.raises(UserError, match="test_2017_mscoco.de.gz from .* is corrupt"):
+        prepare_multi30k("de", "en", tmp_path / "b", mirror=mirror, log=_quiet)
+    assert not any("mscoco" in n for n in _listing(tmp_path / "b"))

@@ -29,7 +29,10 @@ BASE_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw"
 MIRROR_ENV = "SEQ2SEQ_DATA_MIRROR"
 MANIFEST = "MANIFEST.json"
 LANGS = ("de", "en", "fr", "cs")
-SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr")
+SPLITS = ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco")
+# Test sets a mirror may lack (an older copy of the dataset): skipped with a
+# line, not an error; a download fetches them.
+OPTIONAL_SPLITS = ("test_2017_mscoco",)
 TIMEOUT_S = 60.0
 _CHUNK = 1 << 16
 _Log = Callable[[str], None]
@@ -96,6 +99,20 @@ CHECKSUMS: dict[str, tuple[str, int]] = {
         "3ba671ceb2299f3304ffafefea7a833d08632fbaf0ba18546f8a2ec2391af496",
         1000,
     ),
+    # The WMT 2017 ambiguous COCO test set: captions of MS COCO images, out of
+    # Flickr30k's domain (Elliott et al. 2017); no Czech.
+    "test_2017_mscoco.de.gz": (
+        "799e4854c25d601cb6cb6be29eabe5667734c61ace2f495e03e429031a0bc338",
+        461,
+    ),
+    "test_2017_mscoco.en.gz": (
+        "aab300bfb4427697987e02cd0aacd44bfe8aa50456231b6474c08038bbed2b58",
+        461,
+    ),
+    "test_2017_mscoco.fr.gz": (
+        "754f3072ba9f124569ba5258b32730fc1d214bbf8e0c6dfb2b74401676220db0",
+        461,
+    ),
 }
 
 
@@ -123,6 +140,20 @@ def multi30k_files(src: str, tgt: str) -> list[str]:
         if all(name in CHECKSUMS for name in pair):
             names.extend(pair)
     return names
+
+
+class _Unavailable(Exception):
+    """The source cannot give the file (a mirror without it, a download that
+    failed): ``error`` says so, unless the file is of an optional test set,
+    which is then skipped in a line."""
+
+    def __init__(self, error: UserError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _optional(name: str) -> bool:
+    return name.rsplit(".", 2)[0] in OPTIONAL_SPLITS
 
 
 def _resolve_mirror(mirror: Path | None) -> Path | None:
@@ -201,9 +232,11 @@ def _fetch(
     if mirror is not None:
         source = mirror / name
         if not source.is_file():
-            raise SettingError(
-                f"data mirror {literal(mirror)} lacks {name}; add it there or fix "
-                f"{{mirror}}/{MIRROR_ENV}"
+            raise _Unavailable(
+                SettingError(
+                    f"data mirror {literal(mirror)} lacks {name}; add it there or "
+                    f"fix {{mirror}}/{MIRROR_ENV}"
+                )
             )
         log(f"{name}: copying {source}")
         with open(source, "rb") as fh:
@@ -215,9 +248,11 @@ def _fetch(
         with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
             _copy_stream(response, dst)
     except (OSError, http.client.HTTPException) as exc:
-        raise UserError(
-            f"could not download {name} from {url} ({exc}); check the network and "
-            f"re-run, or set {MIRROR_ENV} to a directory holding the files"
+        raise _Unavailable(
+            UserError(
+                f"could not download {name} from {url} ({exc}); check the network "
+                f"and re-run, or set {MIRROR_ENV} to a directory holding the files"
+            )
         ) from exc
     return url
 
@@ -280,7 +315,8 @@ def prepare_multi30k(
 ) -> list[Path]:
     """Make the verified Multi30k files for ``src``-``tgt`` present in out_dir.
 
-    Returns the paths of the .gz files, in :func:`multi30k_files` order.
+    Returns the paths of the .gz files, in :func:`multi30k_files` order,
+    without an :data:`OPTIONAL_SPLITS` test set that the mirror lacks.
     """
     names = multi30k_files(src, tgt)
     mirror = _resolve_mirror(mirror)
@@ -294,6 +330,7 @@ def prepare_multi30k(
         ) from exc
     old = _read_manifest(out_dir)
     entries = {name: entry for name, entry in old.items() if name in CHECKSUMS}
+    kept = []
     for name in names:
         sha, lines = CHECKSUMS[name]
         dest = out_dir / name
@@ -303,9 +340,16 @@ def prepare_multi30k(
         else:
             if dest.exists():
                 log(f"{name}: existing file fails its checksum; fetching again")
-            source = _prepare_file(name, out_dir, mirror, base_url, log)
+            try:
+                source = _prepare_file(name, out_dir, mirror, base_url, log)
+            except _Unavailable as gone:
+                if not _optional(name):
+                    raise gone.error from None
+                log(f"{name}: skipped, an extra test set ({gone.error})")
+                continue
             log(f"{name}: {dest.stat().st_size} bytes, {lines} lines, sha256 ok")
         entries[name] = {"file": name, "sha256": sha, "lines": lines, "source": source}
-    entries = {n: e for n, e in entries.items() if n in names or _good(out_dir, n)}
+        kept.append(name)
+    entries = {n: e for n, e in entries.items() if n in kept or _good(out_dir, n)}
     _write_manifest(out_dir, entries)
-    return [out_dir / name for name in names]
+    return [out_dir / name for name in kept]
