@@ -63,17 +63,63 @@ def default_text(f: dataclasses.Field) -> str:
     return str(value)
 
 
-def rows(cls: type, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
-    """(dotted key, type with its range, default, meaning) for every leaf key."""
+Row = tuple[str, str, str, str]  # dotted key, type with its range, default, meaning
+
+
+def sections(cls: type) -> Iterator[tuple[str, list[Row]]]:
+    """(section title, its rows): the top-level keys, then one section per
+    nested dataclass; a section that is one of several, chosen by its
+    ``family`` key (the model section: one dataclass per registered family),
+    once for each of them."""
+    hints = typing.get_type_hints(cls)
+    top = [r for f in dataclasses.fields(cls) for r in leaf(f, hints[f.name], "")]
+    yield "Top level", top
+    for f in dataclasses.fields(cls):
+        members = [
+            a for a in member_types(hints[f.name]) if dataclasses.is_dataclass(a)
+        ]
+        for member in members:
+            title = f"`{f.name}`"
+            if len(members) > 1:
+                title += f" (`{f.name}.family: {family_of(member)}`)"
+            yield title, list(rows(member, f.name + "."))
+
+
+def member_types(tp: object) -> tuple:
+    """The types a field may hold: a union's members, else the type itself."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return typing.get_args(tp)
+    return (tp,)
+
+
+def family_of(cls: type) -> str:
+    """A family section's ``family`` key's default: the family it is for."""
+    (f,) = [f for f in dataclasses.fields(cls) if f.name == "family"]
+    return str(f.default)
+
+
+def leaf(f: dataclasses.Field, tp: object, prefix: str) -> list[Row]:
+    """The row of a field that holds no dataclass, else none."""
+    if any(dataclasses.is_dataclass(a) for a in member_types(tp)):
+        return []
+    help_ = f.metadata.get("help", "")
+    rng, choices = f.metadata.get("range"), f.metadata.get("choices")
+    typed = type_name(typing.Literal[choices()] if choices else tp)
+    typed += f", {rng}" if rng is not None else ""
+    return [(prefix + f.name, typed, default_text(f), help_)]
+
+
+def rows(cls: type, prefix: str = "") -> Iterator[Row]:
+    """Every leaf key of ``cls`` (of every family, for a family union)."""
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         name, tp = prefix + f.name, hints[f.name]
-        inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)]
-        nested = tp if dataclasses.is_dataclass(tp) else (inner[0] if inner else None)
-        if nested is not None and f.name in ("train", "val", "test") and prefix:
-            continue  # the three SplitFiles, listed once below
-        if nested is not None:
-            yield from rows(nested, name + ".")
+        nested = [a for a in member_types(tp) if dataclasses.is_dataclass(a)]
+        if nested and f.name in ("train", "val", "test") and prefix:
+            continue  # the three SplitFiles, listed once on their own
+        if nested:
+            for member in nested:
+                yield from rows(member, name + ".")
             continue
         help_ = f.metadata.get("help", "")
         rng, choices = f.metadata.get("range"), f.metadata.get("choices")
@@ -86,21 +132,15 @@ def page() -> str:
     from seq2seq.config import SplitFiles
 
     out = [HEAD]
-    section = None
     split_rows = [
         (f"data.{{train,val,test}}.{k}", t, d, h) for k, t, d, h in rows(SplitFiles)
     ]
-    all_rows = list(rows(Config))
-    at = next(i for i, r in enumerate(all_rows) if r[0].startswith("data."))
-    all_rows[at:at] = split_rows
-    all_rows.sort(key=lambda r: "." in r[0])  # the top-level keys first (stable)
-    for name, tp, default, help_ in all_rows:
-        top = name.split(".")[0] if "." in name else "(top level)"
-        if top != section:
-            section = top
-            out.append(f"\n## `{top}`\n" if "." in name else "\n## Top level\n")
-            out.append("| key | type, range | default | meaning |\n|---|---|---|---|")
-        out.append(f"| `{name}` | {tp} | `{default}` | {help_} |")
+    for title, found in sections(Config):
+        if title == "`data`":
+            found = split_rows + found
+        out.append(f"\n## {title}\n")
+        out.append("| key | type, range | default | meaning |\n|---|---|---|---|")
+        out += [f"| `{n}` | {tp} | `{d}` | {h} |" for n, tp, d, h in found]
     return "\n".join(out + modes_table()) + "\n"
 
 

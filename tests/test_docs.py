@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from seq2seq import cli, modes
+from seq2seq import cli, families, modes
 from seq2seq.config import Config
 
 spec = importlib.util.spec_from_file_location(
@@ -139,6 +139,38 @@ def test_the_config_reference_is_current() -> None:
     )
     for name, _, _, meaning in config_reference.rows(Config):
         assert meaning, f"{name} has no help text in seq2seq/config.py"
+
+
+def test_config_md_names_every_field_of_every_section_of_every_family() -> None:
+    """Walked from the dataclasses themselves, not from the script's rows: a
+    union of sections (the model section, one per registered family) has
+    every member's keys on the page."""
+    import dataclasses
+    import types
+    import typing
+
+    page = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
+
+    def keys(cls: type, prefix: str) -> list[str]:
+        out = []
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            tp = hints[f.name]
+            union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+            members = typing.get_args(tp) if union else (tp,)
+            nested = [m for m in members if dataclasses.is_dataclass(m)]
+            if prefix == "data." and nested:
+                out += [f"data.{{train,val,test}}.{k}" for k in ("src", "tgt", "align")]
+            elif nested:
+                out += [k for m in nested for k in keys(m, f"{prefix}{f.name}.")]
+            else:
+                out.append(prefix + f.name)
+        return out
+
+    missing = [k for k in keys(Config, "") if f"`{k}`" not in page]
+    assert missing == [], "regenerate it: python scripts/config_reference.py"
+    for family in families.registry():
+        assert f"`model.family: {family}`" in page
 
 
 COMMIT = re.compile(r"(?<![\w./,-])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
