@@ -199,3 +199,34 @@ def test_an_ablations_tag_names_its_files() -> None:
     assert Ablation("uniform").tag == "uniform"  # the columns compare reads
     narrowed = parse("none", "cross", "2", "3,1,3")
     assert narrowed is not None and narrowed.tag == "none-cross-layer2-head1+3"
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("recurrence", ["steps", "sequence", "auto"])
+@pytest.mark.parametrize("feeding", [True, False])
+def test_every_ablation_runs_on_every_training_path(
+    how: str, recurrence: str, feeding: bool
+) -> None:
+    """An ablated RNN's teacher-forced pass (forced decoding: AER, heatmaps)
+    on any train.recurrence path is the reference's: the ablation moves the
+    model onto the steps path, where the replaced weights are computed."""
+    from seq2seq.config import DecoderConfig, RNNConfig
+    from seq2seq.model.interface import Model
+
+    cfg = RNNConfig(
+        attention="additive",
+        attention_dim=8,
+        decoder=DecoderConfig(embed_dim=8, hidden_size=16, input_feeding=feeding),
+    )
+    src = torch.tensor([[5, 6, 7, EOS], [8, 9, EOS, 0]])
+    src_len, tgt_in = torch.tensor([4, 3]), torch.tensor([[1, 5, 6], [1, 7, 0]])
+    outs = []
+    for path in ("steps", recurrence):
+        torch.manual_seed(0)
+        model: Model = build_model(cfg, 20, 20, path).eval()
+        model.ablate(Ablation(how))
+        torch.manual_seed(1)
+        with torch.no_grad():
+            outs.append(model(src, src_len, tgt_in)[0])
+            greedy(model, src, src_len)  # search steps as before
+    torch.testing.assert_close(outs[0], outs[1])

@@ -109,6 +109,10 @@ class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
             )
         rule = Rule(ablation.how, None, ablation.seed)
         self.decoder.attention = att.Ablated(self.decoder.attention, rule)
+        # The fast paths fuse the trained attention into their nodes (feeding
+        # one additive step, vmapping a mode's rule); the replaced weights are
+        # the reference's to compute, step by step, as search computes them.
+        self.path = RecurrencePath("steps", None, "an ablated attention")
 
 
 def cross(weights: Tensor | None) -> Maps:
