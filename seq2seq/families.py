@@ -44,6 +44,10 @@ class Family:
 REGISTRY = Registry[Family]("model family", "model.family", "seq2seq.model.registered")
 FAMILIES = REGISTRY.items  # read it through registry()
 DEFAULT = "rnn"  # a config that names no family
+# The kinds of attention a family's maps may hold (model/interface.py's Maps),
+# named here, below every layer, so that the command line's help can list
+# them without importing torch: an RNN's one attention is cross.
+ATTENTION_KINDS = ("cross", "encoder_self", "decoder_self")
 
 
 def register(

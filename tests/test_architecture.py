@@ -114,6 +114,7 @@ TESTED_ELSEWHERE = {
     "ablate": "test_ablation.py",  # evaluate's flags, beside the rules they choose
     "registered": "test_families.py",  # both families registered
     "explore_page": "test_explore_browser.py",  # the page, in a real browser
+    "masks": "test_lesson_attention.py",  # the causal mask leaks no future
     "specials": "",  # four constants
 }
 

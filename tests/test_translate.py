@@ -98,8 +98,9 @@ def test_nbest_lists_scores_best_first(runs, source: Path, capsys) -> None:
     )
     rows = [line.split(" ||| ") for line in out if line]
     assert [int(r[0]) for r in rows] == [0, 0, 0, 2, 2, 2, 3, 3, 3, 5, 5, 5]
+    assert all(len(r) == 4 and r[2] == f"score= {r[3]}" for r in rows)  # Moses's
     for k in range(0, len(rows), 3):
-        scores = [float(r[2]) for r in rows[k : k + 3]]
+        scores = [float(r[3]) for r in rows[k : k + 3]]
         assert scores == sorted(scores, reverse=True)
     assert out.count("") == 2  # the two empty input lines
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from seq2seq import run
 from seq2seq.cli import commands
 from seq2seq.errors import UserError
+from seq2seq.families import ATTENTION_KINDS
 from seq2seq.training.progress import STYLES
 from seq2seq.typed_yaml import Range, number, out_of_range
 
@@ -189,8 +190,8 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
     )
     ev.add_argument(
         "--attention",
-        help="where --ablate acts in a Transformer: cross (default), "
-        "encoder_self or decoder_self",
+        help="where --ablate acts in a Transformer: "
+        f"{', '.join(ATTENTION_KINDS)} (default: cross)",
     )
     ev.add_argument(
         "--layers", help="--ablate only these layers (from 1: 1,3); default all"

@@ -12,7 +12,8 @@ from 1 as TensorBoard's tags count them.
 from __future__ import annotations
 
 from seq2seq.errors import UserError
-from seq2seq.model.ablation import ATTENTIONS, HOWS, Ablation
+from seq2seq.families import ATTENTION_KINDS
+from seq2seq.model.ablation import HOWS, Ablation
 
 
 def parse(
@@ -31,9 +32,9 @@ def parse(
         return None
     if how not in HOWS:
         raise UserError(f"--ablate {how}: choose one of {', '.join(HOWS)}")
-    if attention is not None and attention not in ATTENTIONS:
+    if attention is not None and attention not in ATTENTION_KINDS:
         raise UserError(
-            f"--attention {attention}: choose one of {', '.join(ATTENTIONS)}"
+            f"--attention {attention}: choose one of {', '.join(ATTENTION_KINDS)}"
         )
     return Ablation(
         how,

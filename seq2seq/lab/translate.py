@@ -140,8 +140,10 @@ def render(t: Translation, tok: Tokenizer, out: Output) -> list[str]:
     lines = []
     for h in t.nbest:
         text = tok.decode_tgt(h.tokens)
-        if out.nbest > 1:  # Moses n-best format: line ||| hypothesis ||| score
-            text = f"{t.line - 1} ||| {text} ||| {h.score:.4f}"
+        if out.nbest > 1:
+            # Moses's n-best format: line ||| hypothesis ||| features ||| total;
+            # the search's one feature is its score, which is the total too.
+            text = f"{t.line - 1} ||| {text} ||| score= {h.score:.4f} ||| {h.score:.4f}"
         if out.alignments:
             text += f" ||| {pharaoh(h, t.pieces, tok)}"
         lines.append(text)

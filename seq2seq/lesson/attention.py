@@ -10,6 +10,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from seq2seq.model.masks import causal_mask  # the one owner; the lesson's too
+
+__all__ = ["SingleHeadAttention", "causal_mask", "padding_mask"]
+
 
 class SingleHeadAttention(nn.Module):
     """Scaled dot-product attention over sequences of queries (Vaswani et al.
@@ -49,8 +53,3 @@ def padding_mask(lengths: Tensor, max_len: int | None = None) -> Tensor:
     """(B, 1, T): True on the first ``lengths[b]`` positions (the real keys)."""
     positions = torch.arange(max_len or int(lengths.max()), device=lengths.device)
     return (positions < lengths.unsqueeze(1)).unsqueeze(1)
-
-
-def causal_mask(n: int, device: torch.device | None = None) -> Tensor:
-    """(n, n): True where key position <= query position (no look-ahead)."""
-    return torch.ones(n, n, dtype=torch.bool, device=device).tril()

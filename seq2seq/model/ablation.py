@@ -26,13 +26,12 @@ import torch
 from torch import Tensor
 
 HOWS = ("uniform", "shuffle", "none")
-ATTENTIONS = ("cross", "encoder_self", "decoder_self")
 
 
 @dataclass(frozen=True)
 class Ablation:
     how: str  # one of HOWS
-    attention: str = "cross"  # one of ATTENTIONS
+    attention: str = "cross"  # one of families.ATTENTION_KINDS
     layers: tuple[int, ...] | None = None  # 1-based, as TensorBoard's tags; all
     heads: tuple[int, ...] | None = None  # 1-based; None: every head
     seed: int = 0  # shuffle's permutations, so that an evaluation repeats

@@ -34,6 +34,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 from torch import Tensor, nn
 
 from seq2seq.errors import UserError
+from seq2seq.families import ATTENTION_KINDS
 from seq2seq.model.ablation import Ablation
 
 
@@ -47,7 +48,7 @@ MemoryT = TypeVar("MemoryT", bound=Rows)
 StateT = TypeVar("StateT", bound=Rows)
 
 
-KINDS = ("cross", "encoder_self", "decoder_self")
+KINDS = ATTENTION_KINDS
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,9 @@ class Reading:
 
 
 class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
-    """An encoder-decoder of some family, with a context ``mode`` (the
-    attention's registered name) and a ``family`` (the model's)."""
+    """An encoder-decoder of some family: its ``family`` (the registered
+    name) and its ``mode``, what its runs are called by within the family
+    (an RNN's attention mode, a Transformer's variant: run_label)."""
 
     family: str
     mode: str

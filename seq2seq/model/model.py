@@ -1,4 +1,5 @@
-"""The encoder-decoder, and ``build_model``: the only code that reads model config."""
+"""The RNN encoder-decoder (``Seq2Seq``, built from its config section by
+``build_rnn``), and ``build_model``: any family's model from its section."""
 
 from __future__ import annotations
 

@@ -46,8 +46,8 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model)  # W^O
         self.dropout = dropout  # on the weights, in training
         self.fused = fused
-        # evaluate --ablate: the trained weights replaced (model/ablation.py);
-        # None, the weights as trained, but while a trained model is ablated
+        # None: the weights as trained; a Rule (model/ablation.py) while
+        # evaluate --ablate replaces them
         self.ablated: Rule | None = None
 
     def split(self, x: Tensor) -> Tensor:
@@ -125,8 +125,3 @@ def attend_fused(
         )
     allowed = mask if mask is None or mask.dtype == torch.bool else mask != 0
     return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=dropout)
-
-
-def causal_mask(steps: int, device: torch.device) -> Tensor:
-    """(T, T): True where query t may look at key u, u <= t (no future)."""
-    return torch.ones(steps, steps, dtype=torch.bool, device=device).tril()

@@ -29,7 +29,7 @@ from seq2seq.errors import UserError
 from seq2seq.model.ablation import Ablation, Rule
 from seq2seq.model.interface import Display, EncoderDecoder, Maps
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
-from seq2seq.model.transformer.attention import causal_mask
+from seq2seq.model.masks import causal_mask
 from seq2seq.model.transformer.embedding import Embedding
 from seq2seq.model.transformer.layers import KV, DecoderLayer, EncoderLayer, Spec
 from seq2seq.specials import PAD
