@@ -75,9 +75,7 @@ def sections(cls: type) -> Iterator[tuple[str, list[Row]]]:
     top = [r for f in dataclasses.fields(cls) for r in leaf(f, hints[f.name], "")]
     yield "Top level", top
     for f in dataclasses.fields(cls):
-        members = [
-            a for a in member_types(hints[f.name]) if dataclasses.is_dataclass(a)
-        ]
+        members = [a for a in held(f, hints[f.name]) if dataclasses.is_dataclass(a)]
         for member in members:
             title = f"`{f.name}`"
             if len(members) > 1:
@@ -92,6 +90,14 @@ def member_types(tp: object) -> tuple:
     return (tp,)
 
 
+def held(f: dataclasses.Field, tp: object) -> tuple:
+    """The types field ``f`` (annotated ``tp``) may hold: for a section that
+    is one of several (the model section), every registered family's
+    dataclass (config.key's ``sections``), else the annotation's types."""
+    sections = f.metadata.get("sections")
+    return tuple(sections().values()) if sections else member_types(tp)
+
+
 def family_of(cls: type) -> str:
     """A family section's ``family`` key's default: the family it is for."""
     (f,) = [f for f in dataclasses.fields(cls) if f.name == "family"]
@@ -100,7 +106,7 @@ def family_of(cls: type) -> str:
 
 def leaf(f: dataclasses.Field, tp: object, prefix: str) -> list[Row]:
     """The row of a field that holds no dataclass, else none."""
-    if any(dataclasses.is_dataclass(a) for a in member_types(tp)):
+    if any(dataclasses.is_dataclass(a) for a in held(f, tp)):
         return []
     help_ = f.metadata.get("help", "")
     rng, choices = f.metadata.get("range"), f.metadata.get("choices")
@@ -114,7 +120,7 @@ def rows(cls: type, prefix: str = "") -> Iterator[Row]:
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         name, tp = prefix + f.name, hints[f.name]
-        nested = [a for a in member_types(tp) if dataclasses.is_dataclass(a)]
+        nested = [a for a in held(f, tp) if dataclasses.is_dataclass(a)]
         if nested and f.name in ("train", "val", "test") and prefix:
             continue  # the three SplitFiles, listed once on their own
         if nested:

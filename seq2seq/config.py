@@ -122,7 +122,7 @@ class EncoderConfig:
     )
 
     def __post_init__(self) -> None:
-        _check(
+        check_key(
             not (self.reverse and self.bidirectional),
             "model.encoder.reverse",
             "a bidirectional encoder reads both ways already; set "
@@ -146,9 +146,31 @@ class DecoderConfig:
     )
 
 
+class ModelConfig:
+    """What every family's ``model`` section is: a frozen dataclass of this
+    class whose first key, ``family``, has its family's name as its only
+    value (families.py registers it beside the family's builder, so that
+    typed_yaml picks it by that key). The RNN's is below; another family's
+    lives in its own folder (model/transformer/config.py). The two methods
+    have defaults a family may override."""
+
+    family: str
+
+    def hparams(self) -> dict[str, str | int | float]:
+        """The settings TensorBoard's HPARAMS tab compares runs by: by default
+        every top-level name, number and switch of the section."""
+        plain = to_dict(self).items()
+        return {k: v for k, v in plain if isinstance(v, str | int | float)}
+
+    def check_with(self, cfg: Config) -> None:
+        """Check this section against the rest of ``cfg`` when it loads (a
+        key that needs another section's), raising a one-line UserError."""
+
+
 @dataclass(frozen=True)
-class RNNConfig:
-    """The RNN family's model section (model/model.py builds it)."""
+class RNNConfig(ModelConfig):
+    """The RNN family's model section (model/model.py builds it), the
+    default: a config that names no family is an RNN."""
 
     family: Literal["rnn"] = key(
         "rnn", "the model family (seq2seq/families.py); the keys below are its own"
@@ -170,92 +192,21 @@ class RNNConfig:
         mode = modes.registry().get(self.attention)
         if mode is not None and mode.query_is_key:
             keys = self.encoder.hidden_size * (2 if self.encoder.bidirectional else 1)
-            _check(
+            check_key(
                 keys == self.decoder.hidden_size,
                 "model.attention",
                 f"'{self.attention}' scores need decoder.hidden_size == encoder "
                 f"output size ({keys}); set model.decoder.hidden_size={keys}",
             )
 
-
-@dataclass(frozen=True)
-class TransformerConfig:
-    """The Transformer family's model section (model/transformer/ builds it;
-    Vaswani et al. 2017). ``residual``, ``norm: none`` and ``causal`` are the
-    lesson's ablations: each trains and is named by :attr:`variant`."""
-
-    family: Literal["transformer"] = key(
-        "transformer",
-        "the model family (seq2seq/families.py); the keys below are its own",
-    )
-    layers: int = key(3, "encoder layers, and as many decoder layers", rng=LAYERS)
-    heads: int = key(4, "attention heads; d_model must divide by them", rng=LAYERS)
-    d_model: int = key(256, "every position's vector width", rng=WIDTH)
-    ffn: int = key(1024, "the position-wise feed-forward's inner width", rng=WIDTH)
-    dropout: float = key(
-        0.1, "on embeddings, sublayer outputs, inside the FFN", rng=BELOW_1
-    )
-    attention_dropout: float = key(0.0, "on the attention weights", rng=BELOW_1)
-    norm: Literal["pre", "post", "none"] = key(
-        "pre",
-        "LayerNorm before each sublayer (pre), after its residual sum (post, "
-        "the paper's), or none (an ablation)",
-    )
-    residual: bool = key(True, "x + sublayer(x); false is an ablation")
-    causal: bool = key(
-        True,
-        "the decoder reads only the target prefix; false is an ablation that "
-        "reads the future in training, which search cannot give it",
-    )
-    positions: Literal["sinusoidal", "learned"] = key(
-        "sinusoidal", "position vectors: the paper's sinusoids, or a learned table"
-    )
-    max_positions: int = key(
-        1024, "learned positions: the longest sentence, in subwords", rng=WIDTH
-    )
-    tie_embeddings: bool = key(
-        True, "the output layer is the target embedding (Press & Wolf 2017)"
-    )
-    share_embeddings: bool = key(
-        False,
-        "the source embedding is the target's too: one matrix for a joint "
-        "vocabulary (tokenizer.joint)",
-    )
-    fused_attention: bool = key(
-        True,
-        "torch's fused scaled_dot_product_attention where no weights are "
-        "asked for; false: Eq. 1 written out (the reference)",
-    )
-
-    def __post_init__(self) -> None:
-        _check(
-            self.d_model % self.heads == 0,
-            "model.heads",
-            f"d_model {self.d_model} does not divide into {self.heads} heads; "
-            "pick heads that divide it (or a d_model that is a multiple)",
-        )
-        _check(
-            self.d_model % 2 == 0 or self.positions == "learned",
-            "model.d_model",
-            f"sinusoidal positions pair sines and cosines: {self.d_model} must be even",
-        )
-
-    @property
-    def variant(self) -> str:
-        """The run's name beside its family: ``multihead``, the standard, or
-        what it changes (``post-norm``, ``no-norm``, ``no-residual``,
-        ``non-causal``, joined by ``+``): tables and legends show it."""
-        changes = [
-            {"pre": "", "post": "post-norm", "none": "no-norm"}[self.norm],
-            "" if self.residual else "no-residual",
-            "" if self.causal else "non-causal",
-        ]
-        return "+".join(c for c in changes if c) or "multihead"
-
-
-# The model section: the section of the family ``model.family`` names
-# (families.py), one type per registered family.
-ModelConfig = RNNConfig | TransformerConfig
+    def hparams(self) -> dict[str, str | int | float]:
+        return {
+            "mode": self.attention,
+            "rnn": self.encoder.rnn,
+            "embed_dim": self.encoder.embed_dim,
+            "enc_hidden": self.encoder.hidden_size,
+            "dec_hidden": self.decoder.hidden_size,
+        }
 
 
 @dataclass(frozen=True)
@@ -370,17 +321,17 @@ class TrainConfig:
     )
 
     def __post_init__(self) -> None:
-        _check(
+        check_key(
             self.min_lr <= self.lr,
             "train.min_lr",
             f"must be <= train.lr = {self.lr:g}, got {self.min_lr:g}",
         )
-        _check(
+        check_key(
             self.schedule != "cosine" or self.max_steps > 0,
             "train.schedule",
             "cosine needs train.max_steps > 0 (the step where it ends)",
         )
-        _check(
+        check_key(
             self.schedule != "noam" or self.warmup_steps > 0,
             "train.schedule",
             "noam needs train.warmup_steps > 0 (the step where lr peaks)",
@@ -405,7 +356,7 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         ok = all(a < b for a, b in zip(self.buckets, self.buckets[1:], strict=False))
-        _check(ok, "eval.buckets", f"must be increasing, got {list(self.buckets)}")
+        check_key(ok, "eval.buckets", f"must be increasing, got {list(self.buckets)}")
 
 
 @dataclass(frozen=True)
@@ -422,16 +373,10 @@ class Config:
 
     def __post_init__(self) -> None:
         check_run_name(self.name, "name")
-        shared = getattr(self.model, "share_embeddings", False)
-        _check(
-            not shared or self.tokenizer.joint,
-            "model.share_embeddings",
-            "one embedding for both sides needs one vocabulary: set "
-            "tokenizer.joint=true, or model.share_embeddings=false",
-        )
+        self.model.check_with(self)
         family = families.family(self.model.family)
         why = family.unsupported(self.model, self.train.recurrence)
-        _check(why is None, "train.recurrence", f"{why}; use auto or steps")
+        check_key(why is None, "train.recurrence", f"{why}; use auto or steps")
 
     @property
     def run_dir(self) -> Path:
@@ -443,7 +388,7 @@ def check_run_name(name: str, key: str) -> None:
     lies inside runs_dir (and ``--overwrite`` can delete nothing else)."""
     parts = name.split("/")
     plain = all(p not in ("", ".", "..") and "\\" not in p for p in parts)
-    _check(
+    check_key(
         bool(name.strip()) and plain and "\0" not in name,
         key,
         f"{name!r} is not a run name: use a relative path of plain folder names "
@@ -451,7 +396,7 @@ def check_run_name(name: str, key: str) -> None:
     )
 
 
-def _check(ok: bool, key: str, why: str) -> None:
+def check_key(ok: bool, key: str, why: str) -> None:
     if not ok:
         raise UserError(f"config key '{key}': {why}")
 

@@ -11,13 +11,13 @@ import torch
 from conftest import tiny_model
 from torch import Tensor
 
-from seq2seq.config import TransformerConfig
 from seq2seq.errors import UserError
 from seq2seq.lab.ablate import parse
 from seq2seq.model.ablation import HOWS, Ablation, Rule
 from seq2seq.model.attention import Ablated, Additive
 from seq2seq.model.model import build_model
 from seq2seq.model.search import greedy
+from seq2seq.model.transformer.config import TransformerConfig
 from seq2seq.model.transformer.model import Transformer
 from seq2seq.specials import EOS
 

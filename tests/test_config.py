@@ -106,13 +106,18 @@ def test_every_shipped_config_loads() -> None:
 
 
 def numeric_fields(cls: type, prefix: str = ""):
-    """(dotted key, field) for every int or float key under ``cls``."""
+    """(dotted key, field) for every int or float key under ``cls``, the
+    model section's of every registered family."""
     import dataclasses
     import typing
 
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         tp = hints[f.name]
+        if sections := f.metadata.get("sections"):
+            for member in sections().values():
+                yield from numeric_fields(member, f"{prefix}{f.name}.")
+            continue
         inner = [a for a in typing.get_args(tp) if dataclasses.is_dataclass(a)]
         nested = tp if dataclasses.is_dataclass(tp) else (inner[0] if inner else None)
         if nested is not None:

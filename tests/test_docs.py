@@ -143,8 +143,8 @@ def test_the_config_reference_is_current() -> None:
 
 def test_config_md_names_every_field_of_every_section_of_every_family() -> None:
     """Walked from the dataclasses themselves, not from the script's rows: a
-    union of sections (the model section, one per registered family) has
-    every member's keys on the page."""
+    section that is one of several (the model section, one dataclass per
+    registered family) has every family's keys on the page."""
     import dataclasses
     import types
     import typing
@@ -158,6 +158,8 @@ def test_config_md_names_every_field_of_every_section_of_every_family() -> None:
             tp = hints[f.name]
             union = typing.get_origin(tp) in (typing.Union, types.UnionType)
             members = typing.get_args(tp) if union else (tp,)
+            if sections := f.metadata.get("sections"):
+                members = tuple(sections().values())
             nested = [m for m in members if dataclasses.is_dataclass(m)]
             if prefix == "data." and nested:
                 out += [f"data.{{train,val,test}}.{k}" for k in ("src", "tgt", "align")]
@@ -305,3 +307,98 @@ def test_the_own_corpus_config_is_valid() -> None:
     block = re.search(r"```yaml\n(.*?)```", text, re.DOTALL).group(1)
     cfg = config_from_dict(yaml.safe_load(block))
     assert cfg.name == "mine/additive" and cfg.model.attention == "additive"
+
+
+# A documented command: `seq2seq ...`, `make ...`, `python scripts/...` or
+# `bash scripts/...`, in a code block or in inline code.
+COMMAND = re.compile(
+    r"^(?:\$ )?((?:seq2seq|make|python|bash) [^#`\n]*?)\s*(?:#.*)?$", re.MULTILINE
+)
+
+
+def commands(page: Path) -> list[str]:
+    """Every command line a page shows: each line of a fenced block, and each
+    inline code span, that starts with one of the project's entry points."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for block in FENCE.finditer(text):
+        found += COMMAND.findall(block.group(0))
+    inline = [c.strip("`") for c in CODE.findall(FENCE.sub("", text))]
+    found += [c for c in inline if COMMAND.fullmatch(c)]
+    return [c.rstrip("\\ ").strip() for c in found]
+
+
+def command_problem(command: str, targets: set[str]) -> str | None:
+    """Why a documented command would not run as written, or None: a
+    seq2seq command the parser refuses, a config file that is not there or
+    does not load, a make target the Makefile lacks, a script that is not
+    there."""
+    import shlex
+
+    from seq2seq.config import load_config
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None  # a fragment with an open quote: prose, not a command
+    if words[0] == "make":
+        missing = [w for w in words[1:] if "=" not in w and w not in targets]
+        return f"no make target {missing}" if missing else None
+    if words[0] in ("python", "bash"):
+        script = next((w for w in words[1:] if w.endswith((".py", ".sh"))), None)
+        if script and "/" in script and not (REPO / script).is_file():
+            return f"no such script {script}"
+        return None
+    if any(ch in command for ch in "{}*$<>|[…") or "..." in command:
+        return None  # a pattern (runs/*, {a,b}, $R, [--beam K], ...), not one
+    if len(words) == 2 and not words[1].startswith("-"):  # `seq2seq train`
+        known = cli.parser()._subparsers._group_actions[0].choices  # noqa: SLF001
+        return None if words[1] in known else f"no command {words[1]!r}"
+    if re.fullmatch(r"[A-Z]+", words[1]):  # `seq2seq COMMAND --help`
+        return None
+    # an upper-case placeholder (RUN, K, F) stands for a value: 1 parses as
+    # a path, a count and a number alike
+    words = ["1" if re.fullmatch(r"[A-Z][A-Z0-9_]*", w) else w for w in words]
+    try:
+        args = cli.parser().parse_args(words[1:])
+    except SystemExit as done:
+        return None if done.code == 0 else "the command line is refused"
+    config = getattr(args, "config", None)
+    if config is not None and str(config).startswith("configs/"):
+        try:
+            load_config(REPO / config, getattr(args, "set", None) or [])
+        except Exception as err:  # noqa: BLE001 (any failure is the finding)
+            return f"{config}: {err}"
+    return None
+
+
+def make_targets() -> set[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([a-z][\w-]*):", text, re.MULTILINE))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_documented_command_runs_as_written(page: Path, capsys) -> None:
+    """Each command a page shows parses with the real command line (its
+    subcommand and every flag exist, every value has the right type), and a
+    config it names is in configs/ and loads; each make target and script
+    exists."""
+    targets = make_targets()
+    problems = [
+        f"{c}: {why}"
+        for c in commands(page)
+        if (why := command_problem(c, targets)) is not None
+    ]
+    said = capsys.readouterr().err  # argparse's messages
+    assert problems == [], (problems, said[-2000:])
+
+
+def test_the_command_checker_finds_what_is_broken() -> None:
+    targets = make_targets()
+    assert command_problem("seq2seq evaluate runs/x --beam 5", targets) is None
+    assert command_problem("seq2seq evaluate runs/x --bean 5", targets)
+    assert command_problem("seq2seq evalute runs/x", targets)
+    missing = command_problem("seq2seq train --config configs/nope.yaml", targets)
+    assert missing and missing.startswith("configs/nope.yaml: ")
+    assert command_problem("make demoo", targets) == "no make target ['demoo']"
+    assert command_problem("bash scripts/bench/nope.sh 320", targets)

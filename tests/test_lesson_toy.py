@@ -9,9 +9,9 @@ import dataclasses
 
 import torch
 
-from seq2seq.config import TransformerConfig
 from seq2seq.lesson import pooling, toy
 from seq2seq.model.model import build_model
+from seq2seq.model.transformer.config import TransformerConfig
 from seq2seq.specials import BOS, EOS, PAD
 
 SMALL = TransformerConfig(

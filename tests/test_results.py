@@ -76,7 +76,7 @@ def test_a_file_of_the_first_version_reads_with_the_meaning_it_had() -> None:
 
 
 def test_labels_name_the_family_where_families_mix() -> None:
-    from seq2seq.results import run_label
+    from seq2seq.families import run_label
 
     assert run_label("rnn", "additive") == "additive"
     assert run_label("rnn", "additive", mixed=True) == "rnn/additive"

@@ -25,7 +25,7 @@ from conftest import (
 from torch import Tensor
 
 from seq2seq.cli import main
-from seq2seq.config import TransformerConfig, config_from_dict, load_config
+from seq2seq.config import config_from_dict, load_config
 from seq2seq.data.batching import bucket_batches
 from seq2seq.data.corpus import load_split
 from seq2seq.data.synth import write_corpus
@@ -39,6 +39,7 @@ from seq2seq.model.interface import Maps
 from seq2seq.model.model import build_model, loss_sum
 from seq2seq.model.search import GREEDY, Decoding, beam_search, greedy
 from seq2seq.model.transformer.attention import MultiHeadAttention
+from seq2seq.model.transformer.config import TransformerConfig
 from seq2seq.model.transformer.model import Memory, State, Transformer
 from seq2seq.specials import BOS, EOS, PAD
 from seq2seq.training.checkpoint import open_run

@@ -144,7 +144,7 @@ def test_none_refuses_alignments_and_plots(runs, source: Path, capsys) -> None:
     for flag in (["--alignments"], ["--plot", str(source.parent / "p")]):
         assert run(runs["none"], "--input", source, *flag) == 2
         err = capsys.readouterr().err
-        assert "mode 'none' has no attention" in err
+        assert "model 'none' has no attention to align or plot" in err
     assert len(output_of(capsys, runs["none"], "--input", source)) == 6
 
 

@@ -60,7 +60,6 @@ import matplotlib.pyplot as plt
 import torch
 from IPython.display import display
 
-from seq2seq.config import TransformerConfig
 from seq2seq.data.batching import collate
 from seq2seq.data.corpus import load_split
 from seq2seq.data.workspace import encode
@@ -75,6 +74,7 @@ from seq2seq.lesson.toy import (
     teacher_forced_loss,
     train_reversal,
 )
+from seq2seq.model.transformer.config import TransformerConfig
 from seq2seq.training.checkpoint import open_run
 from seq2seq.training.figures import bleu_length_figure
 from seq2seq.training.scoring import aer_by_map

@@ -21,6 +21,7 @@ from seq2seq.config import SplitFiles, load_config
 from seq2seq.data.corpus import eval_split, load_split, split_files
 from seq2seq.data.parallel import Split, read_lines
 from seq2seq.errors import UserError
+from seq2seq.families import mixes_families
 from seq2seq.files import atomic_write, check_output, save_figure
 from seq2seq.lab.evaluate import cached_evaluate
 from seq2seq.model.ablation import HOWS
@@ -31,7 +32,6 @@ from seq2seq.results import (
     Joined,
     TrainingSummary,
     VsBaseline,
-    mixes_families,
 )
 from seq2seq.training.board import Board
 from seq2seq.training.checkpoint import load_run_config

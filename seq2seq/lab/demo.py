@@ -22,6 +22,7 @@ from pathlib import Path
 
 from seq2seq.data.synth import VERSION, write_corpus
 from seq2seq.errors import UserError
+from seq2seq.families import mixes_families
 from seq2seq.lab.evaluate import saved_evaluation
 from seq2seq.lab.experiment import (
     Experiment,
@@ -31,7 +32,7 @@ from seq2seq.lab.experiment import (
     load_experiment,
     plan,
 )
-from seq2seq.results import Evaluation, mixes_families
+from seq2seq.results import Evaluation
 
 DEMO_FILE = Path("configs/experiments/demo.yaml")  # from the repository root
 SHIPPED_SEED = 1  # `seq2seq prepare synth_ende`'s default seed

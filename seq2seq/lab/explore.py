@@ -42,9 +42,10 @@ from seq2seq.data.parallel import Split
 from seq2seq.data.tokenizer import word_index
 from seq2seq.data.workspace import encode
 from seq2seq.errors import UserError
+from seq2seq.families import mixes_families, run_label
 from seq2seq.lab.translate import Translation, entry, translate_batch
+from seq2seq.model.interface import by_side
 from seq2seq.model.search import Decoding
-from seq2seq.results import mixes_families, run_label
 from seq2seq.specials import UNK
 from seq2seq.training.checkpoint import OpenedRun, open_run
 from seq2seq.training.device import pick_device
@@ -220,8 +221,8 @@ def describe(r: OpenedRun, t: Translation) -> dict[str, Any]:
     record["unknown"] = sum(1 for i in r.tok.encode_src([t.source])[0] if i == UNK)
     if not r.model.has_alignment:
         record["note"] = (
-            f"mode '{r.model.mode}' has no attention weights to draw: its decoder "
-            "reads the source only through one vector"
+            f"model '{run_label(r.model.family, r.model.mode)}' has no attention "
+            "weights to draw: its decoder attends over no source position"
         )
     return record
 
@@ -243,9 +244,8 @@ def layered(
         return None
     hyp, source = r.tok.tgt_pieces(best.tokens), [*t.pieces, "</s>"]
     labels = {
-        "cross": ([*hyp, "</s>"], source),
-        "encoder_self": (source, source),
-        "decoder_self": (["<s>", *hyp], ["<s>", *hyp]),
+        kind: by_side(kind, source, [*hyp, "</s>"], ["<s>", *hyp])
+        for kind in maps.kinds
     }
     out: dict[str, Any] = {}
     for kind in maps.kinds:

@@ -32,10 +32,10 @@ from seq2seq.data.batching import collate
 from seq2seq.data.parallel import read_lines
 from seq2seq.data.tokenizer import Tokenizer, word_index
 from seq2seq.errors import UserError
+from seq2seq.families import run_label
 from seq2seq.files import check_output, naming, save_figure
 from seq2seq.model.interface import Model
 from seq2seq.model.search import GREEDY, Decoding, Hypothesis, search
-from seq2seq.results import run_label
 from seq2seq.run import CHECKPOINTS
 from seq2seq.training.checkpoint import open_run
 from seq2seq.training.decoding import check_search_fits
@@ -187,8 +187,8 @@ def plot(t: Translation, tok: Tokenizer, folder: Path, mode: str) -> None:
 def check_request(model: Model, out: Output) -> None:
     if (out.alignments or out.plot_dir) and not model.has_alignment:
         raise UserError(
-            f"mode '{model.mode}' has no attention to align or plot; "
-            "drop --alignments/--plot"
+            f"model '{run_label(model.family, model.mode)}' has no attention "
+            "to align or plot; drop --alignments/--plot"
         )
     if out.nbest < 1:
         raise UserError(f"--nbest {out.nbest}: must be >= 1")

@@ -26,7 +26,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from seq2seq.config import TransformerConfig
+from seq2seq.config import ModelConfig
 from seq2seq.model.interface import Model
 from seq2seq.model.model import build_model, loss_sum
 from seq2seq.model.search import greedy
@@ -82,7 +82,7 @@ class ToyRun:
 
 
 def train_reversal(
-    cfg: TransformerConfig,
+    cfg: ModelConfig,
     steps: int,
     lengths: tuple[int, int] = LENGTHS,
     batch: int = 64,
@@ -90,7 +90,7 @@ def train_reversal(
     seed: int = 0,
     target: Target = "reversed",
 ) -> ToyRun:
-    """Train a Transformer of ``cfg`` on reversal (or ``random`` targets)
+    """Train a model of section ``cfg`` (any family) on reversal (or ``random`` targets)
     for ``steps`` Adam steps (the same batches for every ``cfg`` of one
     ``seed``)."""
     torch.manual_seed(seed)

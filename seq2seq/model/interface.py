@@ -49,6 +49,25 @@ StateT = TypeVar("StateT", bound=Rows)
 
 
 KINDS = ATTENTION_KINDS
+# What each kind's queries (rows) and keys (columns) are, of the three sides
+# of a pair a pass reads: the source pieces with EOS (``source``), the
+# target the decoder writes, with EOS (``target``: its outputs), and BOS
+# with the target (``prefix``: its inputs). Every label and size of a map
+# comes from here (by_side).
+SIDES = {
+    "cross": ("target", "source"),
+    "encoder_self": ("source", "source"),
+    "decoder_self": ("prefix", "prefix"),
+}
+T = TypeVar("T")
+
+
+def by_side(kind: str, source: T, target: T, prefix: T) -> tuple[T, T]:
+    """(what the rows are, what the columns are) of a map of ``kind``,
+    picked from the three sides of one pair (labels, lengths, titles)."""
+    sides = {"source": source, "target": target, "prefix": prefix}
+    queries, keys = SIDES[kind]
+    return sides[queries], sides[keys]
 
 
 @dataclass(frozen=True)
@@ -128,8 +147,9 @@ class Reading:
 
 class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
     """An encoder-decoder of some family: its ``family`` (the registered
-    name) and its ``mode``, what its runs are called by within the family
-    (an RNN's attention mode, a Transformer's variant: run_label)."""
+    name) and its ``mode``, what tells its runs apart within the family (an
+    RNN's attention mode, a Transformer's variant), from which the family's
+    label names a run in tables (families.run_label)."""
 
     family: str
     mode: str

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq import families
-from seq2seq.config import ModelConfig, RNNConfig, TransformerConfig
+from seq2seq.config import ModelConfig, RNNConfig
 from seq2seq.errors import UserError
 from seq2seq.model import attention as att
 from seq2seq.model.ablation import Ablation, Rule
@@ -20,7 +20,6 @@ from seq2seq.model.interface import NO_MAPS, EncoderDecoder, Maps, Model, Readin
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.modes import Sizes, mode
 from seq2seq.specials import PAD
-from seq2seq.typed_yaml import to_dict
 
 
 class Seq2Seq(EncoderDecoder[Memory, DecoderState]):
@@ -201,31 +200,6 @@ def build_rnn(
     return model
 
 
-def describe(cfg: ModelConfig) -> dict[str, str | int | float]:
-    """The model settings that TensorBoard's HPARAMS tab compares runs by: an
-    RNN's mode and sizes; a Transformer's variant and sizes; another
-    family's top-level settings."""
-    if isinstance(cfg, TransformerConfig):
-        return {
-            "family": cfg.family,
-            "mode": cfg.variant,
-            "layers": cfg.layers,
-            "heads": cfg.heads,
-            "d_model": cfg.d_model,
-            "ffn": cfg.ffn,
-        }
-    if not isinstance(cfg, RNNConfig):
-        plain = to_dict(cfg).items()
-        return {k: v for k, v in plain if isinstance(v, str | int | float)}
-    return {
-        "mode": cfg.attention,
-        "rnn": cfg.encoder.rnn,
-        "embed_dim": cfg.encoder.embed_dim,
-        "enc_hidden": cfg.encoder.hidden_size,
-        "dec_hidden": cfg.decoder.hidden_size,
-    }
-
-
 RNNS = (nn.GRU, nn.LSTM, nn.GRUCell, nn.LSTMCell)
 
 
@@ -261,4 +235,5 @@ families.register(
     unsupported,
     "an RNN encoder-decoder whose decoder reads the source through one "
     "attention mode (model.attention)",
+    label=str,  # an RNN run is called by its attention mode (families.run_label)
 )

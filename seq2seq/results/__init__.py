@@ -36,8 +36,6 @@ from seq2seq.results.evaluation import (
     Evaluation,
     Joined,
     TextScores,
-    mixes_families,
-    run_label,
 )
 from seq2seq.results.probe import PositionScore, ProbeResult, ProbeSetup, RangeScore
 from seq2seq.results.scored import ScoredSystem, ScoreReport
@@ -62,6 +60,4 @@ __all__ = [
     "TrainingSummary",
     "Validation",
     "VsBaseline",
-    "mixes_families",
-    "run_label",
 ]

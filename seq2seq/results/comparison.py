@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.errors import UserError
-from seq2seq.results.evaluation import Bucket, Evaluation, run_label
+from seq2seq.families import DEFAULT, run_label
+from seq2seq.results.evaluation import Bucket, Evaluation
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ class ComparedRun:
                 cls(
                     r["run"],
                     r["mode"],
-                    r.get("family", "rnn"),
+                    r.get("family", DEFAULT),
                     r["bleu"],
                     r["chrf"],
                     tuple(Bucket.from_dict(b) for b in r["buckets"]),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from seq2seq.errors import UserError
+from seq2seq.families import DEFAULT, run_label
 
 
 @dataclass(frozen=True)
@@ -105,22 +105,6 @@ class TextScores:
         }
 
 
-def run_label(family: str, mode: str, mixed: bool = False) -> str:
-    """What a table or a legend calls a run: an RNN by its attention mode
-    (``additive``), a Transformer by its family's name (``transformer``) or
-    with its ablation (``transformer/no-residual``), another family by its
-    name; where runs of several families are shown together, an RNN as
-    ``rnn/additive``."""
-    if family == "rnn":
-        return f"{family}/{mode}" if mixed else mode
-    standard = mode in (family, "multihead")  # TransformerConfig.variant's
-    return family if standard else f"{family}/{mode}"
-
-
-def mixes_families(families: Iterable[str]) -> bool:
-    return len(set(families)) > 1
-
-
 @dataclass(frozen=True)
 class Evaluation:
     """``seq2seq evaluate``'s result (lab/evaluate.py), saved as
@@ -137,7 +121,7 @@ class Evaluation:
     scores: TextScores
     aer: float | None  # None without gold links or attention
     bleu_drop: float | None = None  # with ablation: BLEU lost against none
-    family: str = "rnn"  # the model family (files before it had one: rnn)
+    family: str = DEFAULT  # the model family (files before it had one: rnn)
     # evaluate --src F --ref F ...: the files scored, (src, ref, ref2, ...);
     # () for a split of the run's config
     files: tuple[str, ...] = ()
@@ -168,7 +152,7 @@ class Evaluation:
             scores,
             data.get("aer"),
             data.get("bleu_drop"),
-            data.get("family", "rnn"),
+            data.get("family", DEFAULT),
             tuple(data.get("files", ())),
         )
 

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from seq2seq.families import DEFAULT
+
 
 @dataclass(frozen=True)
 class PositionScore:
@@ -58,7 +60,7 @@ class ProbeResult:
     by_relative_position: tuple[RangeScore, ...]
     by_length: tuple[RangeScore, ...]
     output_by_position: tuple[PositionScore, ...]
-    family: str = "rnn"  # the model family (files before it had one: rnn)
+    family: str = DEFAULT  # the model family (files before it had one: rnn)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
@@ -83,7 +85,7 @@ class ProbeResult:
             ranges("by_relative_position"),
             ranges("by_length"),
             positions("output_by_position"),
-            data.get("family", "rnn"),
+            data.get("family", DEFAULT),
         )
 
     def to_dict(self) -> dict[str, Any]:

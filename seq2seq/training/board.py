@@ -22,7 +22,7 @@ from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 
 from seq2seq.files import naming, quiet_event_writer_threads, save_figure
-from seq2seq.model.interface import Maps
+from seq2seq.model.interface import KINDS, Maps, by_side
 from seq2seq.results import ProbeResult
 from seq2seq.training.figures import FORCED_ROWS, heatmap, probe_figure, word_view
 
@@ -57,12 +57,18 @@ def pick_watched(lengths: Sequence[int], count: int) -> list[int]:
 
 # kind -> (its rows' labels, its columns' labels): a sentence's pieces
 MapLabels = dict[str, tuple[list[str], list[str]]]
-# kind -> (what its rows are, what its columns are), the heatmap's axes
-AXES = {
-    "cross": (FORCED_ROWS, "source"),
-    "encoder_self": ("source (queries)", "source (keys)"),
-    "decoder_self": ("target prefix (queries)", "target prefix (keys)"),
-}
+
+
+def axes(kind: str) -> tuple[str, str]:
+    """What a map's rows are and what its columns are, the heatmap's axis
+    titles (interface.SIDES: the reference is fed in)."""
+    rows, cols = by_side(kind, "source", FORCED_ROWS, "target prefix")
+    if rows == cols:  # a self-attention: which axis is which
+        return f"{rows} (queries)", f"{cols} (keys)"
+    return rows, cols
+
+
+AXES = {kind: axes(kind) for kind in KINDS}
 
 
 class Board:

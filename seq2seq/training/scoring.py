@@ -25,7 +25,7 @@ import torch
 from seq2seq.data.batching import collate
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Encoded
-from seq2seq.model.interface import KINDS, Maps, Model
+from seq2seq.model.interface import KINDS, Maps, Model, by_side
 from seq2seq.model.model import loss_sum
 from seq2seq.results import TextScores
 from seq2seq.specials import PAD
@@ -181,12 +181,11 @@ def forced_maps(
     out = []
     for k, i in enumerate(index):
         s, t = len(src_ids[i]) + 1, len(tgt_ids[i]) + 1
-        sizes = {"cross": (t, s), "encoder_self": (s, s), "decoder_self": (t, t)}
         cut = {}
         for kind in KINDS:
             found = maps.of(kind)
             if found is not None:
-                q, keys = sizes[kind]
+                q, keys = by_side(kind, s, t, t)  # the prefix is as long
                 cut[kind] = found[k : k + 1, ..., :q, :keys].float().cpu()
         out.append(Maps(**cut))
     return out

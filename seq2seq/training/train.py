@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from seq2seq import run
+from seq2seq import families, run
 from seq2seq.config import Config, save_config
 from seq2seq.data.tokenizer import Tokenizer
 from seq2seq.data.workspace import Workspace, load_workspace, run_tokenizer
@@ -250,5 +250,5 @@ def _announce(cfg: Config, ws: Workspace, model: Model, ranks: Ranks) -> None:
 
 def family_of(model: Model) -> str:
     """``family=NAME `` on the start-up line, for a family other than the
-    RNN (whose lines read as they always have)."""
-    return "" if model.family == "rnn" else f"family={model.family} "
+    default (whose lines read as they did before there were families)."""
+    return "" if model.family == families.DEFAULT else f"family={model.family} "

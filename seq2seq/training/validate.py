@@ -16,9 +16,9 @@ from seq2seq import run
 from seq2seq.config import Config
 from seq2seq.data.batching import bucket_batches
 from seq2seq.data.workspace import Workspace
+from seq2seq.families import run_label
 from seq2seq.files import append_line, atomic_write
-from seq2seq.model.interface import Maps, Model
-from seq2seq.model.model import describe
+from seq2seq.model.interface import Maps, Model, by_side
 from seq2seq.results import Validation
 from seq2seq.training.board import Board, Watched, pick_watched, samples_markdown
 from seq2seq.training.decoding import decode_corpus
@@ -150,9 +150,9 @@ class Validator:
         if not model.has_alignment:
             self.board.text(
                 "alignment",
-                f"Mode `{model.mode}` has no attention: the decoder "
-                "sees the source only through a single vector, so there is no "
-                "alignment to show.",
+                f"Model `{run_label(model.family, model.mode)}` has no "
+                "attention over the source positions, so there is no alignment "
+                "to show.",
                 step,
             )
             return
@@ -188,9 +188,8 @@ class Validator:
         for k, (w, maps) in enumerate(zip(self.watched, per_sentence, strict=True)):
             ref = tok.tgt_pieces(val.tgt_ids[w.index])
             labels = {
-                "cross": (ref + ["</s>"], w.src_pieces),
-                "encoder_self": (w.src_pieces, w.src_pieces),
-                "decoder_self": (["<s>", *ref], ["<s>", *ref]),
+                kind: by_side(kind, w.src_pieces, [*ref, "</s>"], ["<s>", *ref])
+                for kind in maps.kinds
             }
             self.board.maps(f"probe{k}", maps, labels, step)
 
@@ -206,7 +205,7 @@ class Validator:
     def finish(self, model: Model, best: Validation | None, step: int) -> None:
         """HPARAMS entry: the run's settings against its final scores."""
         cfg = self.cfg
-        params = describe(cfg.model) | {
+        params = cfg.model.hparams() | {
             "corpus": str(Path(cfg.data.train.src).parent),
             "lr": cfg.train.lr,
         }

@@ -24,12 +24,12 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq import families
-from seq2seq.config import TransformerConfig
 from seq2seq.errors import UserError
 from seq2seq.model.ablation import Ablation, Rule
 from seq2seq.model.interface import Display, EncoderDecoder, Maps
 from seq2seq.model.loss import chunked_cross_entropy, cross_entropy
 from seq2seq.model.masks import causal_mask
+from seq2seq.model.transformer.config import TransformerConfig, label
 from seq2seq.model.transformer.embedding import Embedding
 from seq2seq.model.transformer.layers import KV, DecoderLayer, EncoderLayer, Spec
 from seq2seq.specials import PAD
@@ -308,4 +308,5 @@ families.register(
     unsupported,
     "a Transformer encoder-decoder: self-attention in both stacks, "
     "cross-attention between them (Vaswani et al. 2017)",
+    label,
 )
