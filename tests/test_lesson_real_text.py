@@ -32,7 +32,7 @@ def test_seeds_are_averaged_per_family_and_the_ratio_reads_filled_buckets(
     rows = [
         row("r/none-s1", "none", "rnn", [10.0, 6.0, 4.0]),
         row("r/none-s2", "none", "rnn", [14.0, 8.0, 6.0]),
-        row("r/t-s1", "transformer", "transformer", [20.0, 21.0, 19.0]),
+        row("r/t-s1", "multihead", "transformer", [20.0, 21.0, 19.0]),
     ]
     path.write_text(json.dumps(rows), encoding="utf-8")
     means = seed_means(ComparedRun.read_all(path))
