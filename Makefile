@@ -65,7 +65,7 @@ tensorboard: install
 lesson: $(LESSON_STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=docs/notebooks $(LAB_FLAGS)
 
-## Execute the notebooks' sources and write their copies with outputs (a minute; 3-10 more to train notebook 3's runs the first time).
+## Execute the notebooks' sources and write their copies with outputs (a few minutes once their runs exist; the first time they train them: the demo's 3.5-12 min, the short recipe's 4-15, the families' about 10).
 notebooks: install
 	$(PY) scripts/lessons/build_notebooks.py
 
@@ -75,14 +75,14 @@ test: install
 
 ## Lint, format check (ruff, 88 columns), the import contracts (import-linter) and the types (mypy).
 check: $(STAMP)
-	$(VENV)/bin/ruff check seq2seq tests scripts docs/notebooks
-	$(VENV)/bin/ruff format --check seq2seq tests scripts docs/notebooks
+	$(VENV)/bin/ruff check seq2seq tests scripts docs/notebooks docs/teacher
+	$(VENV)/bin/ruff format --check seq2seq tests scripts docs/notebooks docs/teacher
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format seq2seq tests scripts docs/notebooks
-	$(VENV)/bin/ruff check --fix seq2seq tests scripts docs/notebooks
+	$(VENV)/bin/ruff format seq2seq tests scripts docs/notebooks docs/teacher
+	$(VENV)/bin/ruff check --fix seq2seq tests scripts docs/notebooks docs/teacher
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .ruff_cache seq2seq/model/fast/csrc/build

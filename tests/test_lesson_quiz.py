@@ -24,6 +24,28 @@ def test_each_question_has_exactly_one_right_option() -> None:
         assert verdict(q.key, f" ({rights[0].upper()}) ").startswith(f"{q.key}: right")
 
 
+def test_the_right_letters_are_spread_so_one_letter_throughout_scores_low() -> None:
+    """Answering one letter to every question should score near chance (a
+    third of the three-option questions, half of the true/false ones), so
+    no letter is right in more than 4 of the 10 three-option questions, nor
+    in more than 3 of the 4 true/false ones."""
+    lettered = [q.right for q in QUESTIONS if set(q.options) == {"a", "b", "c"}]
+    binary = [q.right for q in QUESTIONS if set(q.options) == {"t", "f"}]
+    assert len(lettered) + len(binary) == len(QUESTIONS)
+    assert max(lettered.count(x) for x in "abc") <= 4, lettered
+    assert max(binary.count(x) for x in "tf") <= len(binary) - 1, binary
+
+
+def test_every_option_says_why_it_holds_or_not() -> None:
+    """The check's worth is its feedback: every option, wrong ones included,
+    has its own reason, and a wrong answer prints it."""
+    for q in QUESTIONS:
+        assert len(set(q.feedback.values())) == len(q.options), q.key
+        for letter, why in q.feedback.items():
+            said = verdict(q.key, letter)
+            assert why in said and len(why) > 20, (q.key, letter)
+
+
 def test_an_unanswered_or_malformed_answer_says_what_to_do() -> None:
     assert (
         verdict("3", None) == "3: no answer yet: set ANSWER_3 to a letter and run again"

@@ -19,6 +19,7 @@ from conftest import LESSON_TRAINED, REPO
 from seq2seq.lab.demo import bottleneck_shape
 
 FOLDER = REPO / "docs" / "notebooks"
+TEACHER = REPO / "docs" / "teacher"  # out of the students' folder
 BUILD = REPO / "scripts" / "lessons" / "build_notebooks.py"
 STUDENTS = sorted(p.stem for p in FOLDER.glob("[0-9][0-9]_*.py"))
 NOTEBOOKS = [*STUDENTS, "teacher_answers"]
@@ -38,6 +39,10 @@ def build(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def test_there_are_six_notebooks() -> None:
     assert [n[:2] for n in STUDENTS] == ["01", "02", "03", "04", "05", "06"], STUDENTS
+    # The answers live outside the folder students open (make lesson).
+    assert (
+        not list(FOLDER.glob("teacher*")) and (TEACHER / "teacher_answers.py").is_file()
+    )
 
 
 @pytest.mark.slow
@@ -164,6 +169,81 @@ def test_the_shape_check_fails_without_the_bottleneck() -> None:
     assert flat.reasons == ("none keeps 35.0 of 40.0, over half",)
 
 
+# A decimal number in a markdown cell: a measurement, unless it names a part of
+# a paper ("Sec. 3.2", "Fig. 2.1") or a version.
+DECIMAL = re.compile(r"(?<![\w.])(?<!Sec\. )(?<!Fig\. )(?<!eq\. )\d+\.\d+(?![\w.]*\w)")
+NAMED_FILE = re.compile(r"[\w.-]+(?:/[\w.-]+)+\.(?:md|json|jsonl|yaml|py|txt)")
+
+
+def notebook_numbers(nb: dict) -> set[str]:
+    """The decimals a committed copy's code and outputs hold."""
+    text = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            text.append("".join(cell["source"]))
+            for out in cell.get("outputs", []):
+                text.append("".join(out.get("text", "")))
+                text.append("".join(out.get("data", {}).get("text/plain", "")))
+    return set(DECIMAL.findall("\n".join(text)))
+
+
+@pytest.mark.parametrize("path", [*(f"{n}.ipynb" for n in STUDENTS), "teacher"])
+def test_every_decimal_in_the_prose_is_printed_or_sourced(path: str) -> None:
+    """Each number with a decimal point in a notebook's prose is one its
+    cells print or hold, or one in a file the same markdown cell names (a
+    results page, a config): prose cannot quote a figure nothing shows."""
+    file = TEACHER / "teacher_answers.ipynb" if path == "teacher" else FOLDER / path
+    nb = json.loads(file.read_text(encoding="utf-8"))
+    shown = notebook_numbers(nb)
+    unsourced = []
+    for k, cell in enumerate(nb["cells"], start=1):
+        if cell["cell_type"] != "markdown":
+            continue
+        prose = "".join(cell["source"])
+        named = "".join(
+            (REPO / f).read_text(encoding="utf-8", errors="replace")
+            for f in NAMED_FILE.findall(prose)
+            if (REPO / f).is_file()
+        )
+        sourced = shown | set(DECIMAL.findall(named))
+        unsourced += [
+            f"cell {k}: {n}" for n in DECIMAL.findall(prose) if n not in sourced
+        ]
+    assert not unsourced, f"{file.name}: {unsourced}"
+
+
+def test_the_decimal_check_catches_an_unsourced_figure() -> None:
+    nb = {
+        "cells": [
+            {"cell_type": "code", "source": ["print(0.25)"], "outputs": []},
+            {
+                "cell_type": "markdown",
+                "source": ["BLEU rose 0.25, then 0.75 (Sec. 3.2)"],
+            },
+        ]
+    }
+    prose = "".join(nb["cells"][1]["source"])
+    assert [n for n in DECIMAL.findall(prose) if n not in notebook_numbers(nb)] == [
+        "0.75"
+    ]
+
+
+def test_each_notebook_states_the_reading_time_the_lesson_page_gives() -> None:
+    """One time estimate per notebook: its header's "About N minutes" is
+    docs/lesson.md's for it, and each range of minutes the header gives for
+    training (e.g. 4-15) is on the page's row for it too."""
+    page = (REPO / "docs" / "lesson.md").read_text(encoding="utf-8")
+    for name in STUDENTS:
+        header = jupytext.read(FOLDER / f"{name}.py").cells[0].source
+        about = re.search(r"\*About (\d+) minutes", header)
+        row = next(
+            line for line in page.splitlines() if f"notebooks/{name}.ipynb" in line
+        )
+        assert about and f"| {about.group(1)} min |" in row, (name, header[:200])
+        for span in re.findall(r"(\d+(?:\.\d+)?-\d+) minutes", header):
+            assert f"{span} min" in row, (name, span)
+
+
 def test_the_committed_copies_are_current() -> None:
     done = build("--check")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -192,7 +272,7 @@ def test_a_failing_cell_fails_the_build(tmp_path: Path) -> None:
 def teacher_solutions() -> dict[str, str]:
     """The SOLUTIONS and ANSWERS the teacher's edition states, read from its
     source, as the lines ``KEY = value`` that notebook 5 would hold."""
-    notebook = jupytext.read(FOLDER / "teacher_answers.py")
+    notebook = jupytext.read(TEACHER / "teacher_answers.py")
     found: dict = {}
     for name in ("SOLUTIONS", "ANSWERS"):
         cell = next(c.source for c in notebook.cells if f"{name} = {{" in c.source)
@@ -206,7 +286,7 @@ def teacher_solutions() -> dict[str, str]:
 
 def teacher_attention() -> str:
     """The teacher's edition's ``attention`` function, as source."""
-    notebook = jupytext.read(FOLDER / "teacher_answers.py")
+    notebook = jupytext.read(TEACHER / "teacher_answers.py")
     cell = next(c.source for c in notebook.cells if "def attention(" in c.source)
     return cell[: cell.index("\n\n\nprint(")] + "\n"
 
@@ -217,7 +297,7 @@ def test_the_exercise_checks_accept_the_solutions(tmp_path: Path) -> None:
     written in, each says "done" and every question "right". No solution
     is in the student's notebook."""
     source = FOLDER / "05_check_and_exercises.py"
-    teacher = (FOLDER / "teacher_answers.py").read_text()
+    teacher = (TEACHER / "teacher_answers.py").read_text()
     code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
     text = "\n\n".join(code)
     solutions = teacher_solutions()
@@ -258,15 +338,9 @@ def test_no_student_notebook_prints_a_knowledge_check_answer() -> None:
     """The committed student copies print no question's right answer or its
     explanation: notebook 5's checks say "no answer yet" as shipped, and no
     output of any student notebook holds a right option's feedback."""
-    from seq2seq.lesson.quiz import QUESTIONS, digest
+    from seq2seq.lesson.quiz import QUESTIONS
 
-    rights = [
-        q.feedback[letter]
-        for q in QUESTIONS
-        for letter in q.options
-        if digest(q.key, letter) == q.digest
-    ]
-    assert len(rights) == len(QUESTIONS)  # one right option each
+    rights = [q.feedback[q.right] for q in QUESTIONS]
     for name in STUDENTS:
         nb = json.loads((FOLDER / f"{name}.ipynb").read_text(encoding="utf-8"))
         for cell in nb["cells"]:

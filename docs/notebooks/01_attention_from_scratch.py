@@ -11,13 +11,14 @@
 # %% [markdown]
 # # 1. Attention from scratch
 #
-# *About 10 minutes. Runs in seconds on a CPU.*
+# *About 15 minutes. Runs in seconds on a CPU.*
 #
-# **You will be able to** compute attention by hand in four steps (project,
-# score, softmax, mix), tell soft from hard attention, use the lab's
-# `SingleHeadAttention` with padding and causal masks, check the properties
-# every attention must have, and see mean-pooling as attention with fixed
-# weights.
+# **You will be able to** read attention as a soft dictionary lookup;
+# compute it by hand in four steps (project, score, softmax, mix); tell soft
+# from hard attention, and say why sampled hard attention trains noisily;
+# use the lab's `SingleHeadAttention` with padding and causal masks; check
+# the properties every attention must have; and see mean-pooling as
+# attention with fixed weights, max pooling as no weighting at all.
 #
 # **Before this notebook**: Python, PyTorch tensors and matrix products
 # (`@`), and what a softmax is. No training, no data.
@@ -45,6 +46,35 @@ from seq2seq.lesson.attention import SingleHeadAttention, causal_mask, padding_m
 _ = torch.manual_seed(0)
 
 # %% [markdown]
+# ## A soft dictionary lookup
+#
+# The names query, key and value come from a lookup table (Vaswani et al.
+# 2017, Sec. 3.2). A Python dict answers a query with the value of the one
+# key equal to it. Attention makes the lookup soft: the query is *scored*
+# against every key, the softmax turns the scores into weights, and the
+# answer is the values mixed by those weights. A query on one key gets
+# (almost) that key's value; a query between two keys gets a blend of theirs.
+
+# %%
+table = {"cat": 1.0, "dog": 2.0, "car": 10.0}
+keys = torch.eye(3)  # one key per entry, (3, 3)
+values = torch.tensor(list(table.values()))  # (3,)
+print("a dict, table['dog']:", table["dog"])
+queries = {"dog's key": keys[1], "between cat and dog": (keys[0] + keys[1]) / 2}
+answers = {}
+for name, query in queries.items():
+    weights = torch.softmax(8 * (keys @ query), dim=0)  # score, softmax (sharp)
+    answers[name] = float(weights @ values)  # mix
+    print(f"{name:>20}: weights {weights.numpy().round(3)} -> {answers[name]:.2f}")
+assert abs(answers["dog's key"] - 2.0) < 0.01  # the dict's answer
+assert 1.0 < answers["between cat and dog"] < 2.0  # a blend of cat's and dog's
+
+# %% [markdown]
+# Every key got some weight, even `car` for a query about cats and dogs:
+# that small weight is why the blend sits a little above halfway between
+# cat's 1 and dog's 2. The rest of this notebook is this lookup with learned
+# projections making the queries, keys and values out of the same inputs.
+#
 # ## The four steps on five vectors
 #
 # Five input vectors of size 4 (think: five words), one query. The projections
@@ -93,6 +123,39 @@ for sharpness in (1, 4, 16, 64):
         f"x{sharpness:>2}: top weight {float(w.max()):.3f}, distance to hard {gap:.4f}"
     )
 assert float((torch.softmax(64 * scores, 0) @ v - hard).norm()) < 1e-3
+
+# %% [markdown]
+# Hard attention can also be **sampled** (Xu et al. 2015, "Show, Attend and
+# Tell"): draw one position from the weights and read only its value. On
+# average the sampled output is the soft one, but each draw is one of five
+# vectors, far from that average. Training suffers the same way: an argmax
+# or a draw has no gradient, and the REINFORCE estimate (the loss of the
+# drawn position times the gradient of its log-probability) is right on
+# average but noisy draw by draw. Below, the loss is the squared length of
+# the output, its exact gradient with respect to the scores is taken by
+# autograd, and 20,000 draws estimate it. (The lab's `hard` mode takes the
+# argmax instead and passes the soft weights' gradient through:
+# straight-through, notebook 3.)
+
+# %%
+dice = torch.Generator().manual_seed(0)  # its own, so later cells draw as before
+draws = torch.multinomial(weights, 20_000, replacement=True, generator=dice)  # (N,)
+sampled = v[draws]  # one value per draw (N, d_k)
+print("soft output            ", output.numpy().round(3))
+print("mean of sampled outputs", sampled.mean(0).numpy().round(3))
+print("spread of one draw     ", sampled.std(0).numpy().round(3))
+
+s = scores.clone().requires_grad_(True)
+loss_of = (v**2).sum(-1)  # the loss if position i is read (T,)
+(exact,) = torch.autograd.grad((torch.softmax(s, 0) * loss_of).sum(), s)
+one_hot = torch.nn.functional.one_hot(draws, len(v)).float()
+reinforce = loss_of[draws, None] * (one_hot - weights)  # per draw (N, T)
+print("exact gradient         ", exact.numpy().round(3))
+print("REINFORCE, mean        ", reinforce.mean(0).numpy().round(3))
+print("REINFORCE, one draw's sd", reinforce.std(0).numpy().round(3))
+assert torch.allclose(sampled.mean(0), output, atol=0.05)  # right on average
+assert torch.allclose(reinforce.mean(0), exact, atol=0.08)  # unbiased
+assert reinforce.std(0).max() > exact.abs().max()  # one draw: noise > signal
 
 # %% [markdown]
 # ## The lab's module: self-attention on `(2, 7, 64)`
@@ -223,6 +286,19 @@ uniform = torch.softmax(torch.zeros(1, 1, 7), dim=-1)  # equal scores
 assert torch.allclose(uniform, torch.full((1, 1, 7), 1 / 7))
 assert torch.allclose(uniform @ values, values.mean(dim=1, keepdim=True))
 print("softmax of equal scores, then mix = the mean of the values")
+
+# %% [markdown]
+# **Max pooling** is not attention at all: it weighs no position. Each
+# feature takes its largest value over the positions, so the pooled vector
+# is pieced together from several positions at once, feature by feature,
+# and no weights over whole positions give it back (unless one position
+# holds every maximum):
+
+# %%
+pooled, source = values[0].max(dim=0)  # (16,): each feature's maximum, and where
+print("position each feature's maximum came from:", source.tolist())
+assert len(set(source.tolist())) > 1  # several positions at once
+assert not any(torch.equal(pooled, row) for row in values[0])  # no single position
 
 # %% [markdown]
 # What attention adds over the mean is that the weights *depend on the

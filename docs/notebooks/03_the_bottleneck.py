@@ -11,7 +11,7 @@
 # %% [markdown]
 # # 3. The bottleneck: what attention buys a translation model
 #
-# *About 20 minutes of reading. The first code cell reads the two runs of
+# *About 25 minutes of reading. The first code cell reads the two runs of
 # `make demo` in seconds if you have run it; if not, it trains them first,
 # the demo's 3.5-12 minutes on 2 CPU cores (by the CPU), and tells you so. The
 # second part trains five small runs the first time (4-15 minutes). Re-running
@@ -106,8 +106,9 @@ PROBE_SENTENCES = int(os.environ.get("LESSON_PROBE_SENTENCES", "3000"))
 #
 # `configs/experiments/demo.yaml` is what `make demo` trains: `none` and
 # `additive` side by side on 50,000 pairs of 3 to 60 words. A step without
-# attention costs about 0.75× one with it, so in the same minutes `none` gets
-# 3,000 steps to `additive`'s 2,200. Both then translate 1,000 test
+# attention is cheaper, so `none` gets more steps in about the same minutes:
+# 3,000 to `additive`'s 2,200 (`max_steps` in `configs/synth_ende/none.yaml`
+# and `configs/synth_ende/base.yaml`). Both then translate 1,000 test
 # sentences, 200 or so in each of five length buckets.
 #
 # If the runs are there (`runs/demo/`), this cell reads them. If not, it
@@ -136,6 +137,15 @@ fig.axes[0].set_title("One vector against attention: test BLEU by sentence lengt
 display(fig)
 plt.close(fig)
 
+# %%
+# The test buckets hold about as many sentences each; the training pairs do not.
+train = load_split(load_run_config(demo_runs["additive"]).data, "train")
+lengths = [len(s.split()) for s in train.src]
+print("training pairs with a source of, in words:")
+for b in results[0].buckets:
+    share = sum(b.lo <= n <= b.hi for n in lengths) / len(lengths)
+    print(f"  {b.lo:>2}-{b.hi:<2}: {share:6.1%}   (test: {b.n} sentences)")
+
 # %% [markdown]
 # Read the two lines from left to right.
 #
@@ -148,7 +158,8 @@ plt.close(fig)
 #   short-sentence score on the longest bucket (the table above; the check
 #   below the table asserts it). At each output word it reads the source
 #   states again and picks the ones it needs; what it still loses on the
-#   longest sentences is the harder, rarer data, not a vector too small.
+#   longest sentences is harder data that training saw less of (the next
+#   cell counts it), not a vector too small.
 #
 # This is the shape of Fig. 2 of Bahdanau et al. (2015). The numbers move
 # with the CPU and the seed; the shape is checked above (`bottleneck_shape`:
@@ -249,7 +260,7 @@ if {"none", "additive"} <= set(MODES):
 #
 # This table is *not* the bottleneck, and it is easy to misread. The
 # attention models lose BLEU with length here too: at 800 steps they are
-# still learning, and long sentences are rarer in the data and harder. Part
+# still learning, and long sentences are fewer in training and harder. Part
 # 1's attention model, larger and trained longer, stays within 10 BLEU of
 # its shortest bucket.
 # To see a bottleneck you need a model that has learned the short sentences
@@ -258,7 +269,7 @@ if {"none", "additive"} <= set(MODES):
 # The margin asserted above (the attention model's longest bucket at least 10
 # BLEU above `none`'s) comes from the integration test that trains the same
 # two runs: over five seeds on one CPU and seed 1 on two others it measured
-# 25.6 to 40.
+# 25.6 to 40 (`docs/testing.md`, its table of margins).
 
 # %% [markdown]
 # ### The lesson's table of summaries, trained
@@ -350,10 +361,14 @@ print("test AER of the whole split:", round(demo["additive"].aer, 3))
 # %% [markdown]
 # Most rows put their weight on the gold word, and the crossings follow
 # German word order (a verb or participle at the end of its clause). The
-# **alignment error rate** (AER: 0 = every row's brightest source word is a
-# gold link, 1 = none is) sums this up over the whole test set, all pairs'
-# links pooled. Nobody told the model where the words correspond; it learned
-# to look there because it helps predict the next word.
+# **alignment error rate** sums this up over the whole test set, all pairs'
+# links pooled: each target word's brightest source word is a predicted link
+# (the set A), the gold links are G, and AER = 1 − 2|A ∩ G| / (|A| + |G|) (Och
+# & Ney 2003, with every gold link "sure"), that is 1 − F, F the harmonic mean
+# of precision (predicted links that are gold) and recall (gold links
+# predicted). 0: the two sets are the same; 1: no link shared. Nobody told the
+# model where the words correspond; it learned to look there because it helps
+# predict the next word.
 #
 # ## 4. What the single vector keeps
 #

@@ -13,7 +13,7 @@
 #
 # *About 10 minutes. Reads the short recipe's runs of notebook 3; if they are
 # missing, the first code cell writes the corpus slice (seconds) and trains
-# them (3-10 minutes on 2 CPU cores, by the CPU), and says so. Then about a
+# them (4-15 minutes on 2 CPU cores, by the CPU), and says so. Then about a
 # minute of decoding.*
 #
 # **You will be able to** test what an attention heatmap claims in two ways
@@ -63,7 +63,7 @@ MODES = os.environ.get("LESSON_MODES", "none,context,mean,hard,additive").split(
 write_short_corpus(home.path(DATA))
 exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)
 if not all(p.joinpath("best.pt").is_file() for p in home.run_dirs(exp_file).values()):
-    print("The short recipe's runs are not there yet: training them (3-10 minutes).")
+    print("The short recipe's runs are not there yet: training them (4-15 minutes).")
 home.experiment(exp_file)  # skips finished runs
 run_dir = home.run_dirs(exp_file)["additive"]
 trained = saved_evaluation(run_dir, "test")
@@ -127,6 +127,13 @@ for how, r in ablated.items():
 # an ending) may look anywhere while the word as a whole looks at its gold
 # source. Below, the listed words are read off the merged rows, so the list
 # and the picture agree.
+#
+# The cell prints two AERs, and they differ for a reason. The table's (the
+# run's evaluation, AER = 1 − 2|A ∩ G| / (|A| + |G|), notebook 3) pools
+# every pair's links before dividing, so a long sentence, with many links,
+# weighs more than a short one. The mean of the pairs' own AERs counts each
+# pair once, so the many short pairs weigh as much as the few long ones.
+# When the second is lower, short pairs are aligned better than long ones.
 
 # %%
 aligned = forced_alignments(run_dir, "test")
@@ -134,7 +141,11 @@ hyps = run.hypotheses_file(run_dir, "test").read_text(encoding="utf-8").splitlin
 refs = [a.reference for a in aligned]
 quality = [sentence_bleu(h, r) for h, r in zip(hyps, refs, strict=True)]
 aers = [a.aer() for a in aligned]
-print(f"{len(aligned)} pairs, mean AER per pair {statistics.mean(aers):.3f}")
+print(f"{len(aligned)} pairs")
+print(f"AER of the split, every pair's links pooled (the table's): {trained.aer:.3f}")
+print(
+    f"mean of the pairs' own AERs, each pair counted once: {statistics.mean(aers):.3f}"
+)
 
 # pairs translated exactly right; the one with the most words read off gold
 src_text = [a.source for a in aligned]

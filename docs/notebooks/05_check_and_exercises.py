@@ -27,8 +27,9 @@
 # from its definition; answer the core questions about attention; and change
 # the lab's model through its config to test an idea of your own.
 #
-# **Before this notebook**: notebooks 1-4 (questions 11-14: notebook 6). The
-# answers are in the teacher's edition (`teacher_answers`), not here.
+# **Before this notebook**: notebooks 1-4 (questions 11-14: notebook 6). A
+# wrong answer is told why it is wrong; try again. The answers are in the
+# teacher's edition (`docs/teacher/`), not here.
 
 # %%
 import math
@@ -169,10 +170,11 @@ check("14", ANSWER_14)
 # BLEU, train it: first `seq2seq prepare synth_ende` (the shipped corpus, in
 # seconds), then `seq2seq train --config configs/synth_ende/additive.yaml
 # --set ...` with your overrides, one `--set` each. Expect minutes, not
-# seconds: the demo trains two such runs in 3.5-12 minutes on 2 cores (by
-# the CPU), a wider model takes longer (the widest of the capacity sweep,
-# `configs/experiments/capacity_synth_ende.yaml`, took 101 minutes; the
-# sweep about 2 hours). Or copy an experiment file (say
+# seconds: the demo trains two such runs in 3.5-12 minutes on 2 cores (by the
+# CPU; `configs/experiments/demo.yaml`), a wider model takes longer (the
+# widest of the capacity sweep,
+# `configs/experiments/capacity_synth_ende.yaml`, took 101 minutes; the sweep
+# about 2 hours). Or copy an experiment file (say
 # `configs/experiments/lesson.yaml`) to a new name, give the copy a `name:`
 # of its own and your overrides, and run `seq2seq experiment` on the copy.
 # The shipped experiment files stay as they are: the demo, the notebooks

@@ -11,11 +11,13 @@ no network; a cell that raises (an ``assert`` included) stops it, and this
 script exits 1 naming the notebook and the cell. ``NAME`` (e.g. ``01``)
 builds only the notebooks whose file name starts with it; ``--out`` writes
 the executed copies there instead of beside the sources (``--folder``,
-default docs/notebooks/).
+default docs/notebooks/, with docs/teacher/ after it).
 
-The teacher's edition, teacher_answers.py, holds the answers to the
-students' "Try it" prompts and exercises with the code that checks them; it
-is built and checked like the others, after them.
+The teacher's edition, docs/teacher/teacher_answers.py, holds the answers to
+the students' "Try it" prompts and exercises with the code that checks them;
+it lives outside the students' folder, so a student's copy of
+docs/notebooks/ holds no answer, and is built and checked like the others,
+after them, its copy beside it.
 
 ``--check`` executes nothing: it exits 1 if an executed copy is missing or its
 cells are not those of its source (rebuild it), which is what keeps the
@@ -41,12 +43,16 @@ from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKerne
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "docs" / "notebooks"
+TEACHER = REPO / "docs" / "teacher"
 TIMEOUT_S = 1800  # one cell; notebook 3 trains four models at its full budget
 
 
 def sources(folder: Path, names: list[str]) -> list[Path]:
-    """The students' notebooks in order (NN_name.py), then the teacher's."""
-    found = sorted(folder.glob("[0-9][0-9]_*.py")) + sorted(folder.glob("teacher*.py"))
+    """The students' notebooks in order (NN_name.py), then the teacher's
+    (teacher*.py, in ``folder`` or, for the lesson's own folder, TEACHER)."""
+    teacher = [folder, TEACHER] if folder.resolve() == FOLDER else [folder]
+    found = sorted(folder.glob("[0-9][0-9]_*.py"))
+    found += sorted(p for f in teacher for p in f.glob("teacher*.py"))
     if not found:
         sys.exit(f"error: {folder}: no notebook sources (NN_name.py)")
     chosen = [p for p in found if not names or any(p.name.startswith(n) for n in names)]
@@ -119,14 +125,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="notebooks whose name starts so")
     parser.add_argument("--folder", type=Path, default=FOLDER, help="the sources")
-    parser.add_argument("--out", type=Path, help="for the copies (default: --folder)")
+    parser.add_argument("--out", type=Path, help="for the copies (default: beside)")
     parser.add_argument("--check", action="store_true", help="compare, run nothing")
     args = parser.parse_args()
     paths = sources(args.folder, args.names)
     if args.check:
         sys.exit(check(paths))
     for src in paths:
-        took = execute(src, args.out or args.folder)
+        took = execute(src, args.out or src.parent)
         print(f"{src.name}: executed in {took:.0f} s", flush=True)
 
 

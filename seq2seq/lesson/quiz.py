@@ -1,17 +1,19 @@
 """The knowledge check of notebook 5: questions a student answers in a cell,
-and a check that says right or not yet, and why, without printing the answer
-first.
+and a check that says right or not yet, and why.
 
-Each question keeps its right option as a digest, not in the clear, so the
-student's notebook can check an answer without showing it; the answers and
-their explanations are in the teacher's edition (teacher_answers), which
-checks every one. The feedback printed for an option explains that option:
-why it holds, or why it does not.
+The check's worth is its feedback, not secrecy: every option, wrong ones
+included, carries the reason it holds or does not, and a wrong answer is
+told why it is wrong before the student tries again. The right letters are
+in the clear here (a student who reads this file has read the answers and
+their reasons, which is studying too); the student's notebook never prints
+them first, and the teacher's edition (docs/teacher/) runs every right
+answer through the notebook's own checking cells. The right letters are
+spread over the options (a test keeps them so), so that guessing one
+letter throughout scores no better than chance.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 
@@ -20,12 +22,8 @@ class Question:
     key: str  # "1", "2", ...: the student's ANSWER_<key>
     text: str
     options: dict[str, str]  # letter -> option
-    digest: str  # of the right letter (:func:`digest`)
+    right: str  # the right option's letter
     feedback: dict[str, str]  # letter -> why it holds or does not
-
-
-def digest(key: str, letter: str) -> str:
-    return hashlib.sha256(f"seq2seq quiz {key}:{letter}".encode()).hexdigest()[:16]
 
 
 QUESTIONS = [
@@ -37,7 +35,7 @@ QUESTIONS = [
             "b": "softmax(V) score(Q, K)",
             "c": "score(Q, V) K",
         },
-        "61063937521fe165",
+        "a",
         {
             "a": "the queries are scored against the keys, the softmax turns the "
             "scores into weights, and the weights mix the values",
@@ -48,14 +46,15 @@ QUESTIONS = [
     ),
     Question(
         "2",
-        "True or false: attention, as usually built, picks one position "
-        "(a hard argmax).",
+        "True or false: attention, as usually built, gives every position it "
+        "may read some weight (no hard argmax).",
         {"t": "true", "f": "false"},
-        "b5e14c719b552a9f",
+        "t",
         {
-            "t": "a softmax gives every key some weight; picking one position is "
-            "hard attention, a special case (the lab's `hard` mode)",
-            "f": "the softmax spreads weight over every key: soft attention",
+            "t": "the softmax spreads weight over every key: soft attention; "
+            "picking one position is hard attention (the lab's `hard` mode)",
+            "f": "a softmax never gives a readable key exactly zero; a hard argmax "
+            "is hard attention, a special case (the lab's `hard` mode)",
         },
     ),
     Question(
@@ -63,30 +62,30 @@ QUESTIONS = [
         "Soft attention hands back:",
         {
             "a": "one position's index",
-            "b": "a weighted sum of the values",
-            "c": "the keys",
+            "b": "the keys",
+            "c": "a weighted sum of the values",
         },
-        "c594d3cc8126485a",
+        "c",
         {
             "a": "an index is what a hard argmax would give; soft attention mixes",
-            "b": "the weights times the values: a blend of what every position offers",
-            "c": "the keys are only compared with the query; they are not returned",
+            "b": "the keys are only compared with the query; they are not returned",
+            "c": "the weights times the values: a blend of what every position offers",
         },
     ),
     Question(
         "4",
         "The attention pipeline, in order:",
         {
-            "a": "score, project, mix, softmax",
-            "b": "project, score, softmax, mix",
+            "a": "project, score, softmax, mix",
+            "b": "score, project, mix, softmax",
             "c": "softmax, project, score, mix",
         },
-        "718608cfb3a10bfd",
+        "a",
         {
-            "a": "the scores need the projected queries and keys first, and the "
-            "mix needs the softmax's weights",
-            "b": "Q, K and V are projected, Q is scored against K, the softmax "
+            "a": "Q, K and V are projected, Q is scored against K, the softmax "
             "makes weights, the weights mix V",
+            "b": "the scores need the projected queries and keys first, and the "
+            "mix needs the softmax's weights",
             "c": "a softmax of what? The scores come before it",
         },
     ),
@@ -95,7 +94,7 @@ QUESTIONS = [
         "True or false: an encoder's self-attention is usually bidirectional "
         "(a word may read the words after it).",
         {"t": "true", "f": "false"},
-        "837c16baba12e112",
+        "t",
         {
             "t": "the encoder sees the whole source at once; only a decoder "
             "needs the causal mask",
@@ -107,7 +106,7 @@ QUESTIONS = [
         "6",
         "Cross-attention takes its queries from:",
         {"a": "the encoder", "b": "the decoder", "c": "random noise"},
-        "8fd8cd7a9f437a01",
+        "b",
         {
             "a": "the encoder provides the keys and values: what is read",
             "b": "the decoder asks (its states are the queries), the encoder's "
@@ -123,7 +122,7 @@ QUESTIONS = [
             "b": "training became faster than without it",
             "c": "the encoder no longer needed a recurrence",
         },
-        "1c337d433c18aed9",
+        "a",
         {
             "a": "the single vector had to hold the whole source; with attention "
             "the decoder reads the states again at every step (notebook 3)",
@@ -138,7 +137,7 @@ QUESTIONS = [
         "True or false: an attention map is a faithful explanation of why the "
         "model wrote a word.",
         {"t": "true", "f": "false"},
-        "0474de87a59488f0",
+        "f",
         {
             "t": "a map shows where weight went, not why; notebook 4 found a "
             "pair translated right whose weights leave the gold alignment",
@@ -150,7 +149,7 @@ QUESTIONS = [
         "9",
         "Dense attention over n positions costs, in n:",
         {"a": "O(n)", "b": "O(n log n)", "c": "O(n²)"},
-        "0ab1abf63fba7515",
+        "c",
         {
             "a": "linear is an RNN's cost; attention compares every query with "
             "every key",
@@ -167,7 +166,7 @@ QUESTIONS = [
             "b": "how a query is compared with a key",
             "c": "the values",
         },
-        "724d1fa32931d7f6",
+        "b",
         {
             "a": "the softmax stays; what feeds it is the subject",
             "b": "the score function: dot, scaled dot, general, additive (the "
@@ -179,15 +178,15 @@ QUESTIONS = [
         "11",
         "Which attention reads with a causal mask?",
         {
-            "a": "the encoder's self-attention",
-            "b": "the decoder's self-attention",
+            "a": "the decoder's self-attention",
+            "b": "the encoder's self-attention",
             "c": "cross-attention",
         },
-        "bbffb8280a1a931a",
+        "a",
         {
-            "a": "the encoder reads the whole source (bidirectional)",
-            "b": "the target prefix: position t reads 1..t, never a word it "
+            "a": "the target prefix: position t reads 1..t, never a word it "
             "has yet to write",
+            "b": "the encoder reads the whole source (bidirectional)",
             "c": "the source exists whole before decoding; cross-attention "
             "masks only its padding",
         },
@@ -201,7 +200,7 @@ QUESTIONS = [
             "b": "about the same",
             "c": "broken: it learned to read the word it predicts",
         },
-        "ef322b98221f02c1",
+        "c",
         {
             "a": "the loss is lower because the answer is in its input; search "
             "never has that input",
@@ -219,7 +218,7 @@ QUESTIONS = [
             "b": "the gradient reaching the lower layers fades, and it barely learns",
             "c": "it trains better: fewer additions",
         },
-        "8413a96c0d9e8fdd",
+        "b",
         {
             "a": "slower would be the mild case; notebook 6 measures no learning",
             "b": "with no identity path the signal from the loss fades on its "
@@ -231,7 +230,7 @@ QUESTIONS = [
         "14",
         "True or false: attention is a tool for aligning words in translation only.",
         {"t": "true", "f": "false"},
-        "8555d67817608de7",
+        "f",
         {
             "t": "notebook 6 trains attention pooling over a picture's patches: "
             "no words at all",
@@ -260,7 +259,7 @@ def verdict(key: str, answer: str | None) -> str:
     letter = str(answer).strip().lower().strip("()")
     if letter not in q.options:
         return f"{key}: not yet: answer with one of {', '.join(q.options)}"
-    if digest(key, letter) == q.digest:
+    if letter == q.right:
         return f"{key}: right: {q.feedback[letter]}"
     return f"{key}: not yet: ({letter}) {q.feedback[letter]}"
 
