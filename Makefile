@@ -71,7 +71,7 @@ notebooks: install
 
 ## The test suite (what CI runs).
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 ## Lint, format check (ruff, 88 columns), the import contracts (import-linter) and the types (mypy).
 check: $(STAMP)

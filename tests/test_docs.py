@@ -402,3 +402,83 @@ def test_the_command_checker_finds_what_is_broken() -> None:
     assert missing and missing.startswith("configs/nope.yaml: ")
     assert command_problem("make demoo", targets) == "no make target ['demoo']"
     assert command_problem("bash scripts/bench/nope.sh 320", targets)
+
+
+# A run's or compare's file named in backticks: `eval_test_beam5.json`,
+# `step_<N>.pt`, `hyp_*.txt`, `history.jsonl`, `bleu_by_length.png`.
+RUN_FILE = re.compile(
+    r"`((?:eval|hyp|probe|step)_[^`/\s]+\.(?:json|txt|png|pt)"
+    r"|(?:best|last|averaged)\.pt|history\.jsonl|config\.yaml"
+    r"|compare\.(?:md|csv|json)|significance\.md|bleu_by_length\.png)`"
+)
+
+
+def written_names() -> set[str]:
+    """The names the code gives a run's and compare's files, over the splits,
+    decodings and ablations a page may name."""
+    from seq2seq import run
+    from seq2seq.lab.compare import OUTPUTS, SIGNIFICANCE
+    from seq2seq.lab.evaluate import output_name
+    from seq2seq.model.ablation import HOWS, Ablation
+    from seq2seq.model.search import Decoding
+
+    here = Path("r")
+    names = {run.config_file(here).name, run.history_file(here).name}
+    names |= {run.checkpoint_file(here, c).name for c in run.CHECKPOINTS}
+    names |= {run.step_file(here, 454).name, *OUTPUTS, SIGNIFICANCE}
+    ablations: list[Ablation | None] = [None]
+    for how in HOWS:
+        for kind in families.ATTENTION_KINDS:
+            for layers in (None, (2,)):
+                for heads in (None, (4,), (1, 3)):
+                    ablations.append(Ablation(how, kind, layers, heads))
+    for split in (*run.SPLITS, "test_2017_flickr", "test_2017_mscoco", "val"):
+        names |= {run.probe_file(here, split, s).name for s in (".json", ".png")}
+        for beam in (1, 5):
+            for ablation in ablations:
+                name = output_name(split, Decoding(beam=beam), ablation)
+                names |= {
+                    run.evaluation_file(here, name).name,
+                    run.hypotheses_file(here, name).name,
+                }
+    return names
+
+
+def as_pattern(documented: str) -> re.Pattern[str]:
+    """`eval_<split>_beam<K>.json` or `hyp_*.txt` as the names it stands for."""
+    parts = re.split(r"(<[^>]+>|\*)", documented)
+    return re.compile(
+        "".join(r"[\w.+-]+" if p[:1] in "<*" and p else re.escape(p) for p in parts)
+    )
+
+
+def documented_run_files(page: Path) -> list[str]:
+    return RUN_FILE.findall(page.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_documented_run_file_is_a_name_the_code_writes(page: Path) -> None:
+    """A page that names a run's file (`eval_test_beam5.json`,
+    `step_<N>.pt`) names one the code writes: run.py's and compare's names
+    over the splits, beams and ablations, placeholders standing for any."""
+    names = written_names()
+    wrong = [
+        doc
+        for doc in documented_run_files(page)
+        if not any(as_pattern(doc).fullmatch(n) for n in names)
+    ]
+    assert not wrong, f"{page.name} names files nothing writes: {wrong}"
+
+
+def test_the_run_file_check_finds_a_misnamed_file(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "`eval_test_beam5.json`, `eval_<split>.json`, `step_<N>.pt`,"
+        " `eval_test_beam-5.json`, `best_model.pt`, `hyp_test.txt`"
+    )
+    names = written_names()
+    found = documented_run_files(page)
+    assert "best_model.pt" not in found  # not a run file's shape: not checked
+    assert [d for d in found if not any(as_pattern(d).fullmatch(n) for n in names)] == [
+        "eval_test_beam-5.json"
+    ]

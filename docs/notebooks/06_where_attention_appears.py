@@ -512,9 +512,9 @@ for name, run in versions.items():
 # - **Without the norm**, the residual stream grows with every layer and
 #   the gradients are hundreds of times larger (the largest, printed above).
 #   The loss does not blow up: it starts far above the others' (the outputs'
-#   scores are huge, so the wrong words get confident probabilities) and
-#   falls, but after 300 steps it is still above where the full stack
-#   *started* (asserted below), and the task is not learned.
+#   scores are huge, so wrong words get confident probabilities) and falls
+#   (asserted below), but after 300 steps it is still many times the full
+#   stack's, and the task is not learned.
 # - **With both**, each layer adds a correction to an identity path the
 #   gradient can travel unchanged, at a size the norm keeps in range: it is
 #   the only version that learns the task.
@@ -523,7 +523,7 @@ for name, run in versions.items():
 ok, no_res, no_norm = versions.values()
 final = {name: sum(run.losses[-20:]) / 20 for name, run in versions.items()}
 first = {name: sum(run.losses[:20]) / 20 for name, run in versions.items()}
-assert first["no norm"] > final["no norm"] > first["residual + norm"], (first, final)
+assert first["no norm"] > 2 * final["no norm"], (first, final)  # it falls
 assert final["residual + norm"] < 0.5 * min(final["no residual"], final["no norm"])
 assert no_res.gradients["decoder 1"] < 1e-3 * ok.gradients["decoder 1"]
 assert max(no_norm.gradients.values()) > 100 * max(ok.gradients.values())
