@@ -70,7 +70,7 @@ import torch
 from IPython.display import display
 
 from seq2seq.data.batching import collate
-from seq2seq.data.corpus import load_split
+from seq2seq.data.corpus import load_corpus, load_split
 from seq2seq.data.workspace import encode
 from seq2seq.lab.demo import DEMO_FILE, bottleneck_shape
 from seq2seq.lab.evaluate import saved_evaluation
@@ -139,7 +139,7 @@ plt.close(fig)
 
 # %%
 # The test buckets hold about as many sentences each; the training pairs do not.
-train = load_split(load_run_config(demo_runs["additive"]).data, "train")
+train = load_corpus(load_run_config(demo_runs["additive"]).data)["train"]  # as trained
 lengths = [len(s.split()) for s in train.src]
 print("training pairs with a source of, in words:")
 for b in results[0].buckets:
