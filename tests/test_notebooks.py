@@ -135,7 +135,7 @@ def test_the_committed_deep_stack_trains_only_with_residuals_and_norm() -> None:
     rows = {}
     for line in text.splitlines():
         name, rest = line.split(":", 1)
-        loss = float(rest.split("final loss")[1].split(",")[0])
+        loss = float(rest.split("steps,")[1].split("over the last 20")[0])
         reversed_ = float(rest.split("reversed")[1].split("%")[0]) / 100
         rows[name.strip()] = (loss, reversed_)
     ok = rows["residual + norm"]
