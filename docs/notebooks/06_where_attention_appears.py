@@ -510,7 +510,7 @@ for name, run in versions.items():
 #   its cross-attention's keys and values.) The loss stays near where it
 #   started.
 # - **Without the norm**, the residual stream grows with every layer and
-#   the gradients are hundreds of times larger (the largest, printed above).
+#   the gradients are over a hundred times larger (the largest, printed above).
 #   The loss does not blow up: it starts far above the others' (the outputs'
 #   scores are huge, so wrong words get confident probabilities) and falls
 #   (asserted below), but after 300 steps it is still many times the full
@@ -523,7 +523,8 @@ for name, run in versions.items():
 ok, no_res, no_norm = versions.values()
 final = {name: sum(run.losses[-20:]) / 20 for name, run in versions.items()}
 first = {name: sum(run.losses[:20]) / 20 for name, run in versions.items()}
-assert first["no norm"] > 2 * final["no norm"], (first, final)  # it falls
+# It falls (71 to 37 in the first and last 20 steps on an AMD EPYC Zen 3).
+assert first["no norm"] > 1.3 * final["no norm"], (first, final)
 assert final["residual + norm"] < 0.5 * min(final["no residual"], final["no norm"])
 assert no_res.gradients["decoder 1"] < 1e-3 * ok.gradients["decoder 1"]
 assert max(no_norm.gradients.values()) > 100 * max(ok.gradients.values())
