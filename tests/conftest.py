@@ -399,10 +399,6 @@ class SourceBlind(EncoderDecoder[Nothing, LastToken]):
     def vocab_size(self) -> int:
         return self.out.out_features
 
-    @property
-    def has_alignment(self) -> bool:
-        return True
-
 
 def translates_aligned_and_drawn(run_dir: Path, tmp_path: Path, capsys) -> None:  # noqa: ANN001
     """``translate RUN --beam 3 --json --alignments --plot`` on one line: its

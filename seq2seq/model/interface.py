@@ -194,9 +194,11 @@ class EncoderDecoder(nn.Module, ABC, Generic[MemoryT, StateT]):
         """The target vocabulary's size (the logits' last dimension)."""
 
     @property
-    @abstractmethod
     def has_alignment(self) -> bool:
-        """Whether the decoder attends over the source (weights to draw)."""
+        """Whether the decoder attends over the source (weights to draw):
+        a family's models do unless they say otherwise (an RNN's
+        single-vector modes, model.py)."""
+        return True
 
     def read_source(self, src: Tensor, src_len: Tensor, tgt_in: Tensor) -> Reading:
         """The vectors through which the decoder reads the source under

@@ -116,10 +116,6 @@ class BagModel(EncoderDecoder[Bag, Hidden]):
     def vocab_size(self) -> int:
         return self.out.out_features
 
-    @property
-    def has_alignment(self) -> bool:
-        return True
-
 
 def build_bag(cfg: BagConfig, src_vocab: int, tgt_vocab: int, path: str) -> BagModel:
     return BagModel(src_vocab, tgt_vocab, cfg)

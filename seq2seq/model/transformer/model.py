@@ -196,10 +196,6 @@ class Transformer(EncoderDecoder[Memory, State]):
     def vocab_size(self) -> int:
         return self.output.out_features
 
-    @property
-    def has_alignment(self) -> bool:
-        return True
-
     def ablate(self, ablation: Ablation) -> None:
         """Each chosen layer's attention of ``ablation.attention`` has its
         chosen heads' weights replaced (all heads of all layers by default)."""
