@@ -114,7 +114,8 @@ class Decoder(nn.Module):
             else:
                 h = rnn(x, state.hidden[layer])  # (B, H)
             hidden.append(h)
-            x = self.dropout(h)  # between layers
+            if layer + 1 < len(self.cells):  # between layers only: the fast
+                x = self.dropout(h)  # paths draw the same masks in this order
         # context (B, D); weights (B, S), None for the modes without alignment
         context, weights = self.attention(h, memory.keys, memory.mask, memory.projected)
         attentional = self.attentional(h, context)  # (B, H)

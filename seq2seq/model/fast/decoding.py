@@ -44,7 +44,8 @@ def teacher_forcing(
         else:
             gru = cast(nn.GRUCell, cell)
             h = gru_sequence(loops, gru, x, state.hidden[layer])  # (B, T, H)
-        x = decoder.dropout(h)  # between layers
+        if layer + 1 < len(decoder.cells):  # between layers, as decoder.py
+            x = decoder.dropout(h)
     context, weights = attend_steps(
         decoder.attention, h, memory.keys, memory.mask, memory.projected
     )  # (B, T, D), (B, T, S) or None
