@@ -206,7 +206,7 @@ def option_not_finite(d: Path) -> tuple[list[str], str]:
 def model_too_large(d: Path) -> tuple[list[str], str]:
     args = ["train", "--config", str(good(d)), "--set", "tokenizer.vocab_size=30"]
     args += ["--set", "model.decoder.hidden_size=60000"]
-    return args, "GiB available; lower model.encoder/decoder hidden_size"
+    return args, "available; make the model section's widths or layers smaller"
 
 
 CASES: list[Callable[[Path], tuple[list[str], str]]] = [

@@ -158,8 +158,8 @@ for b in results[0].buckets:
 #   short-sentence score on the longest bucket (the table above; the check
 #   below the table asserts it). At each output word it reads the source
 #   states again and picks the ones it needs; what it still loses on the
-#   longest sentences is harder data that training saw less of (the next
-#   cell counts it), not a vector too small.
+#   longest sentences is harder data that training saw less of (the cell
+#   above counts it), not a vector too small.
 #
 # This is the shape of Fig. 2 of Bahdanau et al. (2015). The numbers move
 # with the CPU and the seed; the shape is checked above (`bottleneck_shape`:
@@ -362,9 +362,10 @@ print("test AER of the whole split:", round(demo["additive"].aer, 3))
 # Most rows put their weight on the gold word, and the crossings follow
 # German word order (a verb or participle at the end of its clause). The
 # **alignment error rate** sums this up over the whole test set, all pairs'
-# links pooled: each target word's brightest source word is a predicted link
-# (the set A), the gold links are G, and AER = 1 − 2|A ∩ G| / (|A| + |G|) (Och
-# & Ney 2003, with every gold link "sure"), that is 1 − F, F the harmonic mean
+# links pooled: each target subword's brightest source word is a predicted
+# link (the set A, subwords mapped to their words as notebook 4 explains),
+# the gold links are G, and AER = 1 − 2|A ∩ G| / (|A| + |G|) (Och & Ney
+# 2003, with every gold link "sure"), that is 1 − F, F the harmonic mean
 # of precision (predicted links that are gold) and recall (gold links
 # predicted). 0: the two sets are the same; 1: no link shared. Nobody told the
 # model where the words correspond; it learned to look there because it helps

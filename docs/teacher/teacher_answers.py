@@ -121,11 +121,11 @@ for d in (1, 16, 256, 1024):
 # wrong one. `uniform` replaces it with the mean of all states, a vector of a
 # kind the model never read in training (it only ever saw single states).
 # `none` gives it no context at all. All three leave almost nothing of the
-# BLEU (each under half of it, asserted below; all under 2 BLEU of 37 on the
-# short recipe's run): the model depends on reading the right state, and no
-# replacement is less harmful by much. The cell needs the `hard` run of
-# notebook 3's short recipe (the test suite does not train it, so there it
-# only says so; `make notebooks` checks it).
+# BLEU (each under half of it, asserted below; all three near zero on the
+# short recipe's run, printed below): the model depends on reading the
+# right state, and no replacement is less harmful by much. The cell needs
+# the `hard` run of notebook 3's short recipe (the test suite does not train
+# it, so there it only says so; `make notebooks` checks it).
 
 # %%
 exp_file = home.lesson_file(RUNS / "lesson.yaml", DATA, RUNS, MODES)

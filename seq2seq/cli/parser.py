@@ -190,8 +190,8 @@ def add_evaluate(sub: argparse._SubParsersAction) -> None:
     )
     ev.add_argument(
         "--attention",
-        help="where --ablate acts in a Transformer: "
-        f"{', '.join(ATTENTION_KINDS)} (default: cross)",
+        help="which of the family's attentions --ablate acts on: "
+        f"{', '.join(ATTENTION_KINDS)} (default: cross; an RNN has only cross)",
     )
     ev.add_argument(
         "--layers", help="--ablate only these layers (from 1: 1,3); default all"

@@ -167,7 +167,7 @@ def check_memory(cfg: Config, ws: Workspace, device: torch.device) -> None:
         16 * params,
         device,
         f"training {params:,} parameters (weights, gradients, Adam's state)",
-        "lower model.encoder/decoder hidden_size, embed_dim or layers",
+        "make the model section's widths or layers smaller",
     )
 
 
