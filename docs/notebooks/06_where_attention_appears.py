@@ -13,8 +13,8 @@
 #
 # *About 30 minutes of reading. The first code cell reads the three runs of
 # `configs/experiments/families_synth_ende.yaml` if you have trained them;
-# if not, it trains them first: about 10 minutes on 2 CPU cores (15 on a
-# slower CPU), and it tells you so. Every other cell runs in seconds, or
+# if not, it trains them first: about 10 minutes on 2 cores of an Intel
+# Xeon, up to three times that on a slower CPU, and it tells you so. Every other cell runs in seconds, or
 # says how long it takes: about 3 minutes for the whole notebook after that.*
 #
 # **You will be able to**
